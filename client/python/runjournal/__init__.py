@@ -1,0 +1,1 @@
+"""runjournal: thin Python clients for the runjournal gRPC journal server."""

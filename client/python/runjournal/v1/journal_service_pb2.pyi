@@ -1,0 +1,156 @@
+from runjournal.v1 import records_pb2 as _records_pb2
+from runjournal.v1 import state_pb2 as _state_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class AppendRequest(_message.Message):
+    __slots__ = ("run_id", "claim_token", "record")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    CLAIM_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    RECORD_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    claim_token: int
+    record: _records_pb2.Record
+    def __init__(self, run_id: _Optional[str] = ..., claim_token: _Optional[int] = ..., record: _Optional[_Union[_records_pb2.Record, _Mapping]] = ...) -> None: ...
+
+class AppendResponse(_message.Message):
+    __slots__ = ("seq", "duplicate", "last_seq")
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    DUPLICATE_FIELD_NUMBER: _ClassVar[int]
+    LAST_SEQ_FIELD_NUMBER: _ClassVar[int]
+    seq: int
+    duplicate: bool
+    last_seq: int
+    def __init__(self, seq: _Optional[int] = ..., duplicate: _Optional[bool] = ..., last_seq: _Optional[int] = ...) -> None: ...
+
+class AppendBatchRequest(_message.Message):
+    __slots__ = ("run_id", "claim_token", "records")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    CLAIM_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    RECORDS_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    claim_token: int
+    records: _containers.RepeatedCompositeFieldContainer[_records_pb2.Record]
+    def __init__(self, run_id: _Optional[str] = ..., claim_token: _Optional[int] = ..., records: _Optional[_Iterable[_Union[_records_pb2.Record, _Mapping]]] = ...) -> None: ...
+
+class AppendBatchResponse(_message.Message):
+    __slots__ = ("first_seq", "duplicates", "last_seq")
+    FIRST_SEQ_FIELD_NUMBER: _ClassVar[int]
+    DUPLICATES_FIELD_NUMBER: _ClassVar[int]
+    LAST_SEQ_FIELD_NUMBER: _ClassVar[int]
+    first_seq: int
+    duplicates: int
+    last_seq: int
+    def __init__(self, first_seq: _Optional[int] = ..., duplicates: _Optional[int] = ..., last_seq: _Optional[int] = ...) -> None: ...
+
+class ClaimRequest(_message.Message):
+    __slots__ = ("run_id", "worker_id", "host", "pid", "reason", "fingerprint", "force")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    HOST_FIELD_NUMBER: _ClassVar[int]
+    PID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
+    FORCE_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    worker_id: str
+    host: str
+    pid: int
+    reason: str
+    fingerprint: _records_pb2.Fingerprint
+    force: bool
+    def __init__(self, run_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., host: _Optional[str] = ..., pid: _Optional[int] = ..., reason: _Optional[str] = ..., fingerprint: _Optional[_Union[_records_pb2.Fingerprint, _Mapping]] = ..., force: _Optional[bool] = ...) -> None: ...
+
+class ClaimResponse(_message.Message):
+    __slots__ = ("claim_token", "last_seq", "state", "gate", "resume_reminder")
+    CLAIM_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    LAST_SEQ_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    GATE_FIELD_NUMBER: _ClassVar[int]
+    RESUME_REMINDER_FIELD_NUMBER: _ClassVar[int]
+    claim_token: int
+    last_seq: int
+    state: _state_pb2.RunState
+    gate: _state_pb2.GateReport
+    resume_reminder: str
+    def __init__(self, claim_token: _Optional[int] = ..., last_seq: _Optional[int] = ..., state: _Optional[_Union[_state_pb2.RunState, _Mapping]] = ..., gate: _Optional[_Union[_state_pb2.GateReport, _Mapping]] = ..., resume_reminder: _Optional[str] = ...) -> None: ...
+
+class FoldRequest(_message.Message):
+    __slots__ = ("run_id", "as_of_seq")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    AS_OF_SEQ_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    as_of_seq: int
+    def __init__(self, run_id: _Optional[str] = ..., as_of_seq: _Optional[int] = ...) -> None: ...
+
+class FoldResponse(_message.Message):
+    __slots__ = ("state",)
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    state: _state_pb2.RunState
+    def __init__(self, state: _Optional[_Union[_state_pb2.RunState, _Mapping]] = ...) -> None: ...
+
+class AnswerRequest(_message.Message):
+    __slots__ = ("run_id", "tool_use_id", "content", "is_error")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_USE_ID_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    IS_ERROR_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    tool_use_id: str
+    content: _containers.RepeatedCompositeFieldContainer[_records_pb2.ContentBlock]
+    is_error: bool
+    def __init__(self, run_id: _Optional[str] = ..., tool_use_id: _Optional[str] = ..., content: _Optional[_Iterable[_Union[_records_pb2.ContentBlock, _Mapping]]] = ..., is_error: _Optional[bool] = ...) -> None: ...
+
+class AnswerResponse(_message.Message):
+    __slots__ = ("seq",)
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    seq: int
+    def __init__(self, seq: _Optional[int] = ...) -> None: ...
+
+class ListRunsRequest(_message.Message):
+    __slots__ = ("page_size", "page_token", "status", "labels")
+    class LabelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    status: _state_pb2.RunStatus
+    labels: _containers.ScalarMap[str, str]
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., status: _Optional[_Union[_state_pb2.RunStatus, str]] = ..., labels: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class ListRunsResponse(_message.Message):
+    __slots__ = ("runs", "next_page_token")
+    RUNS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    runs: _containers.RepeatedCompositeFieldContainer[_state_pb2.RunSummary]
+    next_page_token: str
+    def __init__(self, runs: _Optional[_Iterable[_Union[_state_pb2.RunSummary, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class ReadRequest(_message.Message):
+    __slots__ = ("run_id", "from_seq")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    FROM_SEQ_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    from_seq: int
+    def __init__(self, run_id: _Optional[str] = ..., from_seq: _Optional[int] = ...) -> None: ...
+
+class ReadResponse(_message.Message):
+    __slots__ = ("record", "stored_line")
+    RECORD_FIELD_NUMBER: _ClassVar[int]
+    STORED_LINE_FIELD_NUMBER: _ClassVar[int]
+    record: _records_pb2.Record
+    stored_line: bytes
+    def __init__(self, record: _Optional[_Union[_records_pb2.Record, _Mapping]] = ..., stored_line: _Optional[bytes] = ...) -> None: ...

@@ -1,0 +1,1 @@
+"""The runjournal server: journals, claims and folds for AI-agent runs."""

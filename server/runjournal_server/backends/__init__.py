@@ -1,0 +1,1 @@
+"""Storage backends behind one contract (see base.py)."""

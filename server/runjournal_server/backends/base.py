@@ -1,0 +1,134 @@
+"""The contract every storage backend keeps, stated once.
+
+A backend stores and returns the canonical lines produced by ``records.py``;
+it never builds or re-serialises a record, so byte-identity across backends is
+a property of the structure. It does not decide sequence rules: ``runs.py``
+applies the shared append rule (``sequence.py``) and the fold checks, then
+hands the backend lines that are already valid and already numbered.
+
+The promises:
+
+* ``Journal.append`` is durable before it returns (file: written and fsynced;
+  JetStream: acked with ``sync_interval: always``), and all-or-nothing for the
+  lines it is given. ``Journal.last_seq`` advances only after that, so a failed
+  or torn write is re-appended at the same seq instead of being lost.
+* After a failed append the journal is exactly as it was before the call
+  (truncated back), or the handle is ``poisoned`` and must be closed and opened
+  again; it never reports success for data that is not durable.
+* ``open_journal`` takes the run's writer lock (file: an exclusive flock that
+  the kernel drops when the process dies), refuses at once with
+  ``RunLockedError`` when another process holds it, and repairs a torn tail
+  before it returns, so the next append is not glued to a fragment.
+* ``load`` and ``ends`` read without taking the writer lock, so a refusal or
+  a listing costs no lock.
+* Interior damage is ``CorruptJournalError`` with the line (file) or seq; a
+  damaged final line is a torn tail: dropped on read, truncated on open.
+* A journal with no complete record counts as absent (a creation that crashed
+  before its meta was durable can be retried).
+* Blocking I/O happens off the event loop.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from runjournal_server.records import StoredRecord
+
+
+@dataclass(frozen=True)
+class RunEnds:
+    """What the listing rule needs from a journal, read without folding it."""
+
+    meta: StoredRecord
+    """The record at seq 1."""
+    last_significant: StoredRecord
+    """The last record for which the listing's ``is_inert`` was false (the meta
+    when every later record is inert)."""
+    last_seq: int
+    """The seq of the last stored record."""
+
+
+class Journal(abc.ABC):
+    """A run's journal opened for writing; holds the run's writer lock."""
+
+    run_id: str
+
+    @property
+    @abc.abstractmethod
+    def last_seq(self) -> int:
+        """The seq of the last durable record."""
+
+    @property
+    @abc.abstractmethod
+    def poisoned(self) -> bool:
+        """True after a failure that could not be rolled back; close and reopen."""
+
+    @abc.abstractmethod
+    async def append(self, records: Sequence[StoredRecord]) -> None:
+        """Store ``records`` (seqs ``last_seq + 1 ...``, consecutive) durably, all or nothing.
+
+        Raises ``StorageFullError`` when the store is out of space and
+        ``StorageUnavailableError`` for any other storage failure; in both
+        cases nothing was acknowledged and the journal is at its last good
+        record (or poisoned).
+        """
+
+    @abc.abstractmethod
+    async def stored_line(self, seq: int) -> StoredRecord:
+        """The stored record at ``seq`` (1 <= seq <= last_seq), for duplicate checks."""
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Release the writer lock and any handle. Idempotent."""
+
+
+class Backend(abc.ABC):
+    """A store of run journals."""
+
+    name: str
+
+    @abc.abstractmethod
+    async def start(self) -> None:
+        """Connect or prepare the store; raise with a clear message if unusable."""
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Close every open journal (releasing their locks) and the store."""
+
+    @abc.abstractmethod
+    async def create_journal(self, run_id: str, meta: StoredRecord) -> Journal:
+        """Create the run with its meta record, exclusively, durably.
+
+        Raises ``RunExistsError`` when a journal with a complete record already
+        exists (the caller then checks whether it is the same meta, a retry),
+        and ``RunLockedError`` when another process holds the run.
+        """
+
+    @abc.abstractmethod
+    async def open_journal(self, run_id: str) -> tuple[Journal, list[StoredRecord]]:
+        """Open an existing run for writing, with every stored record in order.
+
+        Raises ``RunNotFoundError``, ``RunLockedError`` or ``CorruptJournalError``.
+        """
+
+    @abc.abstractmethod
+    async def load(self, run_id: str) -> list[StoredRecord]:
+        """Every stored record of the run, in order, without taking the writer lock.
+
+        A torn final line is dropped (not repaired). Raises ``RunNotFoundError``
+        or ``CorruptJournalError``.
+        """
+
+    @abc.abstractmethod
+    async def ends(self, run_id: str, is_inert: Callable[[StoredRecord], bool]) -> RunEnds:
+        """The meta, the last record that is not inert, and the last seq; cheap.
+
+        Reads from both ends of the journal rather than all of it. Raises
+        ``RunNotFoundError`` or ``CorruptJournalError``.
+        """
+
+    @abc.abstractmethod
+    async def list_run_ids(self) -> list[str]:
+        """Every run id with a journal (unordered); may include unreadable ones."""

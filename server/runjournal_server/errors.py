@@ -1,0 +1,256 @@
+"""The one error vocabulary of the server.
+
+Every refusal is a ``JournalError`` subclass carrying a stable ``Reason`` and the
+numbers a client needs. Only ``status.py`` knows which gRPC code a reason maps
+to; everything else raises these. Driver exceptions (OSError, nats errors) are
+translated at the backend edge with ``raise ... from err``.
+
+Messages say what happened and what to do next; clients branch on the reason,
+never on the text.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+
+
+class Reason(enum.StrEnum):
+    """Stable ``google.rpc.ErrorInfo.reason`` values."""
+
+    INVALID_ARGUMENT = "INVALID_ARGUMENT"
+    INVALID_RECORD = "INVALID_RECORD"
+    RECORD_TOO_LARGE = "RECORD_TOO_LARGE"
+    RUN_NOT_FOUND = "RUN_NOT_FOUND"
+    RUN_EXISTS = "RUN_EXISTS"
+    SEQ_GAP = "SEQ_GAP"
+    SEQ_CONFLICT = "SEQ_CONFLICT"
+    RUN_CLAIMED = "RUN_CLAIMED"
+    RUN_LOCKED = "RUN_LOCKED"
+    VERSION_MISMATCH = "VERSION_MISMATCH"
+    CORRUPT_JOURNAL = "CORRUPT_JOURNAL"
+    RESUME_REFUSED = "RESUME_REFUSED"
+    ALREADY_ANSWERED = "ALREADY_ANSWERED"
+    NOT_DEFERRED = "NOT_DEFERRED"
+    STORAGE_FULL = "STORAGE_FULL"
+    STORAGE_UNAVAILABLE = "STORAGE_UNAVAILABLE"
+
+
+class JournalError(Exception):
+    """Base of every domain error: a reason, a message and typed metadata."""
+
+    reason: Reason
+
+    def __init__(self, message: str, **metadata: object) -> None:
+        super().__init__(message)
+        self.message = message
+        self._metadata = {k: v for k, v in metadata.items() if v is not None}
+
+    @property
+    def metadata(self) -> Mapping[str, str]:
+        """The ErrorInfo metadata: every value as text, as ErrorInfo requires."""
+        return {k: str(v) for k, v in self._metadata.items()}
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class InvalidArgumentError(JournalError):
+    """A request field is malformed (``field`` names it)."""
+
+    reason = Reason.INVALID_ARGUMENT
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"{field}: {problem}", field=field)
+        self.field = field
+
+
+class InvalidRecordError(JournalError):
+    """A record breaks its schema or the run's folded state."""
+
+    reason = Reason.INVALID_RECORD
+
+    def __init__(self, field: str, problem: str, *, seq: int | None = None) -> None:
+        where = f"record seq {seq}: " if seq is not None else ""
+        super().__init__(f"{where}{field}: {problem}", field=field, seq=seq)
+        self.field = field
+
+
+class RecordTooLargeError(JournalError):
+    """An encoded record exceeds the configured maximum record size."""
+
+    reason = Reason.RECORD_TOO_LARGE
+
+    def __init__(self, size: int, limit: int, *, seq: int | None = None) -> None:
+        super().__init__(
+            f"record of {size} bytes exceeds the maximum record size of {limit} bytes; "
+            "store large content elsewhere and reference it",
+            size=size,
+            limit=limit,
+            seq=seq,
+        )
+
+
+class RunNotFoundError(JournalError):
+    reason = Reason.RUN_NOT_FOUND
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(
+            f"run {run_id!r} does not exist; create it by appending its meta record at seq 1",
+            run_id=run_id,
+        )
+
+
+class RunExistsError(JournalError):
+    reason = Reason.RUN_EXISTS
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(
+            f"run {run_id!r} already exists with a different meta record; pick another run id",
+            run_id=run_id,
+            last_seq=None,
+        )
+
+
+class SeqGapError(JournalError):
+    reason = Reason.SEQ_GAP
+
+    def __init__(self, run_id: str, seq: int, last_seq: int) -> None:
+        super().__init__(
+            f"run {run_id!r}: seq {seq} would leave a gap after last seq {last_seq}; "
+            f"append seq {last_seq + 1} next",
+            run_id=run_id,
+            seq=seq,
+            last_seq=last_seq,
+        )
+
+
+class SeqConflictError(JournalError):
+    reason = Reason.SEQ_CONFLICT
+
+    def __init__(self, run_id: str, seq: int, last_seq: int) -> None:
+        super().__init__(
+            f"run {run_id!r}: a different record is already stored at seq {seq} (last seq {last_seq}); "
+            "fold the run again before writing",
+            run_id=run_id,
+            seq=seq,
+            last_seq=last_seq,
+        )
+
+
+class RunClaimedError(JournalError):
+    reason = Reason.RUN_CLAIMED
+
+    def __init__(self, run_id: str, claim_token: int, current_token: int, claimed_by: str) -> None:
+        who = f" by {claimed_by!r}" if claimed_by else ""
+        super().__init__(
+            f"run {run_id!r} was claimed{who} at seq {current_token}; claim token {claim_token} "
+            "is no longer valid, stop writing to this run",
+            run_id=run_id,
+            claim_token=current_token,
+            claimed_by=claimed_by,
+        )
+
+
+class RunLockedError(JournalError):
+    reason = Reason.RUN_LOCKED
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(
+            f"run {run_id!r} is held by another server process on this data directory; "
+            "send the request to that server, or retry once it has released the run",
+            run_id=run_id,
+        )
+
+
+class VersionMismatchError(JournalError):
+    reason = Reason.VERSION_MISMATCH
+
+    def __init__(self, run_id: str, found: int, expected: int) -> None:
+        super().__init__(
+            f"run {run_id!r} uses journal format version {found}; this server reads only version "
+            f"{expected}",
+            run_id=run_id,
+            found_version=found,
+            expected_version=expected,
+        )
+
+
+class CorruptJournalError(JournalError):
+    """The stored journal is damaged; ``line`` or ``seq`` says where."""
+
+    reason = Reason.CORRUPT_JOURNAL
+
+    def __init__(self, run_id: str, problem: str, *, line: int | None = None, seq: int | None = None) -> None:
+        where = []
+        if line is not None:
+            where.append(f"line {line}")
+        if seq is not None:
+            where.append(f"seq {seq}")
+        at = f" at {', '.join(where)}" if where else ""
+        super().__init__(
+            f"run {run_id!r} has a corrupt journal{at}: {problem}; restore it from a backup",
+            run_id=run_id,
+            line=line,
+            seq=seq,
+        )
+        self.line = line
+        self.seq = seq
+        self.problem = problem
+
+
+class ResumeRefusedError(JournalError):
+    reason = Reason.RESUME_REFUSED
+
+    def __init__(self, run_id: str, blocking_fields: list[str], hard: bool) -> None:
+        hint = "a hard difference cannot be forced" if hard else "pass force to accept the differences"
+        super().__init__(
+            f"run {run_id!r} cannot be resumed: {', '.join(blocking_fields)} changed; {hint}",
+            run_id=run_id,
+            fields=",".join(blocking_fields),
+        )
+
+
+class AlreadyAnsweredError(JournalError):
+    reason = Reason.ALREADY_ANSWERED
+
+    def __init__(self, run_id: str, tool_use_id: str, answered_at_seq: int) -> None:
+        super().__init__(
+            f"run {run_id!r}: call {tool_use_id!r} was already answered at seq {answered_at_seq}; "
+            "the first answer stands",
+            run_id=run_id,
+            tool_use_id=tool_use_id,
+            answered_at_seq=answered_at_seq,
+        )
+
+
+class NotDeferredError(JournalError):
+    reason = Reason.NOT_DEFERRED
+
+    def __init__(self, run_id: str, tool_use_id: str, problem: str) -> None:
+        super().__init__(
+            f"run {run_id!r}: call {tool_use_id!r} {problem}; only deferred calls take an answer",
+            run_id=run_id,
+            tool_use_id=tool_use_id,
+        )
+
+
+class StorageFullError(JournalError):
+    reason = Reason.STORAGE_FULL
+
+    def __init__(self, run_id: str, detail: str) -> None:
+        super().__init__(
+            f"run {run_id!r}: the store is full ({detail}); nothing was written, retry once space is freed",
+            run_id=run_id,
+        )
+
+
+class StorageUnavailableError(JournalError):
+    reason = Reason.STORAGE_UNAVAILABLE
+
+    def __init__(self, run_id: str | None, detail: str) -> None:
+        subject = f"run {run_id!r}: " if run_id else ""
+        super().__init__(
+            f"{subject}the store failed ({detail}); nothing was acknowledged, retry the same request",
+            run_id=run_id,
+        )
