@@ -1,0 +1,140 @@
+"""``runjournal``: serve the journal, and a few commands for people.
+
+``runjournal serve`` runs the server (file backend in ./runjournal-data on
+127.0.0.1:50051 with no flags). ``runs list``, ``runs show`` and ``answer`` talk
+to a running server through the Python client.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from runjournal_server import config as config_module
+
+DEFAULT_ADDRESS = "127.0.0.1:50051"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    return int(args.handler(args))
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="runjournal", description="Durable journals for AI-agent runs.")
+    commands = parser.add_subparsers(dest="command")
+
+    serve = commands.add_parser("serve", help="run the gRPC journal server")
+    config_module.add_arguments(serve)
+    serve.set_defaults(handler=_serve)
+
+    runs = commands.add_parser("runs", help="list and show runs on a server")
+    runs_commands = runs.add_subparsers(dest="runs_command", required=True)
+    listing = runs_commands.add_parser("list", help="list runs, newest first")
+    _add_address(listing)
+    listing.add_argument("--status", help="only runs with this status, e.g. open, suspended, corrupt")
+    listing.add_argument("--label", action="append", default=[], metavar="KEY=VALUE", help="only runs with label")
+    listing.add_argument("--limit", type=int, default=50, help="at most this many runs (default 50)")
+    listing.set_defaults(handler=_runs_list)
+    show = runs_commands.add_parser("show", help="show a run's folded conversation")
+    _add_address(show)
+    show.add_argument("run_id")
+    show.set_defaults(handler=_runs_show)
+
+    answer = commands.add_parser("answer", help="answer a deferred tool call")
+    _add_address(answer)
+    answer.add_argument("run_id")
+    answer.add_argument("call_id")
+    source = answer.add_mutually_exclusive_group(required=True)
+    source.add_argument("--result-file", type=Path, help="file holding the result text ('-' for stdin)")
+    source.add_argument("--result", help="the result text")
+    answer.add_argument("--error", action="store_true", help="the answer reports a failure")
+    answer.set_defaults(handler=_answer)
+    return parser
+
+
+def _add_address(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--address", default=DEFAULT_ADDRESS, help=f"server address (default {DEFAULT_ADDRESS})")
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from runjournal_server.app import ServerStartError, serve
+
+    try:
+        config = config_module.load(args)
+    except config_module.ConfigError as err:
+        print(f"runjournal: {err}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=config.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    def ready(address: str) -> None:
+        # One machine-readable line on stdout, for scripts and tests started with port 0.
+        print(f"runjournal listening on {address}", flush=True)
+
+    try:
+        asyncio.run(serve(config, on_ready=ready))
+    except ServerStartError as err:
+        print(f"runjournal: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _runs_list(args: argparse.Namespace) -> int:
+    from runjournal.v1 import state_pb2
+
+    from runjournal import JournalClient
+
+    status = 0
+    if args.status:
+        name = "RUN_STATUS_" + args.status.upper()
+        if name not in state_pb2.RunStatus.keys():
+            print(f"runjournal: unknown status {args.status!r}", file=sys.stderr)
+            return 2
+        status = state_pb2.RunStatus.Value(name)
+    labels = dict(item.split("=", 1) for item in args.label)
+    with JournalClient(args.address) as client:
+        print(f"{'RUN':<40} {'STATUS':<15} {'LAST SEQ':>8}  CREATED")
+        for count, run in enumerate(client.iter_runs(status=status, labels=labels)):
+            if count >= args.limit:
+                break
+            state = state_pb2.RunStatus.Name(run.status).removeprefix("RUN_STATUS_").lower()
+            created = run.created_at.ToJsonString() if run.HasField("created_at") else "-"
+            print(f"{run.run_id:<40} {state:<15} {run.last_seq:>8}  {created}")
+            if run.corruption:
+                print(f"    {run.corruption}")
+    return 0
+
+
+def _runs_show(args: argparse.Namespace) -> int:
+    from runjournal_server.render import render_state
+
+    from runjournal import JournalClient
+
+    with JournalClient(args.address) as client:
+        print(render_state(client.fold(args.run_id)))
+    return 0
+
+
+def _answer(args: argparse.Namespace) -> int:
+    from runjournal import JournalClient
+
+    if args.result_file is not None:
+        text = sys.stdin.read() if str(args.result_file) == "-" else args.result_file.read_text(encoding="utf-8")
+    else:
+        text = args.result
+    with JournalClient(args.address) as client:
+        seq = client.answer(args.run_id, args.call_id, text=text, is_error=args.error)
+    print(f"answered {args.call_id} in run {args.run_id} at seq {seq}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

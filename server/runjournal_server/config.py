@@ -1,0 +1,157 @@
+"""Strict server configuration: defaults < TOML file < environment < flags.
+
+One table (``SETTINGS``) declares every setting once; the flags, the
+``RUNJOURNAL_*`` environment variables and the TOML keys are all derived from
+it, and the README's configuration table lists the same names (a test checks).
+Unknown TOML keys and unparsable values are refused, never ignored. Nothing is
+read at import time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runjournal_server.records import DEFAULT_MAX_RECORD_BYTES
+
+ENV_PREFIX = "RUNJOURNAL_"
+CONFIG_FILE_ENV = "RUNJOURNAL_CONFIG"
+BACKENDS = ("file",)
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+class ConfigError(ValueError):
+    """A setting is unknown or its value is invalid; the message names it."""
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    parse: Callable[[str], Any]
+    default: Any
+    help: str
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise ValueError("must be a positive integer")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    value = float(text)
+    if value < 0:
+        raise ValueError("must be >= 0")
+    return value
+
+
+def _choice(options: Sequence[str], *, upper: bool = False) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        value = text.upper() if upper else text
+        if value not in options:
+            raise ValueError(f"must be one of {', '.join(options)}")
+        return value
+
+    return parse
+
+
+def _listen(text: str) -> str:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError("must be HOST:PORT, e.g. 127.0.0.1:50051 or [::]:50051")
+    return text
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("backend", _choice(BACKENDS), "file", "storage backend"),
+    Setting("data_dir", Path, Path("runjournal-data"), "file backend: directory of the run journals"),
+    Setting("listen", _listen, "127.0.0.1:50051", "address to serve gRPC on (HOST:PORT)"),
+    Setting("max_record_bytes", _positive_int, DEFAULT_MAX_RECORD_BYTES, "largest stored record line, in bytes"),
+    Setting("max_message_bytes", _positive_int, 64 * 1024 * 1024, "largest gRPC message in either direction"),
+    Setting("max_open_journals", _positive_int, 1024, "journals kept open (locked, warm) at once; LRU beyond"),
+    Setting("io_threads", _positive_int, 32, "threads for disk I/O and fsync"),
+    Setting("shutdown_grace_seconds", _non_negative_float, 10.0, "time to drain in-flight calls on SIGTERM"),
+    Setting("log_level", _choice(LOG_LEVELS, upper=True), "INFO", "logging level"),
+)
+
+_BY_NAME = {s.name: s for s in SETTINGS}
+
+
+@dataclass(frozen=True)
+class Config:
+    backend: str = "file"
+    data_dir: Path = Path("runjournal-data")
+    listen: str = "127.0.0.1:50051"
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+    max_message_bytes: int = 64 * 1024 * 1024
+    max_open_journals: int = 1024
+    io_threads: int = 32
+    shutdown_grace_seconds: float = 10.0
+    log_level: str = "INFO"
+
+    def __post_init__(self) -> None:
+        if self.max_message_bytes < self.max_record_bytes + 64 * 1024:
+            raise ConfigError(
+                "max_message_bytes must exceed max_record_bytes by at least 64 KiB so a maximal record fits"
+            )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--config`` and one flag per setting (all defaulting to 'not given')."""
+    parser.add_argument("--config", type=Path, help=f"TOML file of settings (or ${CONFIG_FILE_ENV})")
+    for setting in SETTINGS:
+        parser.add_argument(
+            "--" + setting.name.replace("_", "-"),
+            dest=setting.name,
+            default=None,
+            help=f"{setting.help} (env {ENV_PREFIX}{setting.name.upper()}; default {setting.default})",
+        )
+
+
+def load(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> Config:
+    """Merge the sources; flags win over the environment, which wins over the file."""
+    environ = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    config_file = getattr(args, "config", None) or environ.get(CONFIG_FILE_ENV)
+    if config_file:
+        values.update(_from_toml(Path(config_file)))
+    for setting in SETTINGS:
+        env_value = environ.get(ENV_PREFIX + setting.name.upper())
+        if env_value is not None:
+            values[setting.name] = _parse(setting, env_value, f"${ENV_PREFIX}{setting.name.upper()}")
+        flag_value = getattr(args, setting.name, None)
+        if flag_value is not None:
+            values[setting.name] = _parse(setting, flag_value, "--" + setting.name.replace("_", "-"))
+    return Config(**values)
+
+
+def _from_toml(path: Path) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise ConfigError(f"cannot read config file {path}: {err.strerror}") from err
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"config file {path} is not valid TOML: {err}") from err
+    unknown = sorted(set(data) - set(_BY_NAME))
+    if unknown:
+        known = ", ".join(s.name for s in SETTINGS)
+        raise ConfigError(f"config file {path}: unknown setting(s) {', '.join(unknown)}; known: {known}")
+    return {name: _parse(_BY_NAME[name], str(value), f"{path}: {name}") for name, value in data.items()}
+
+
+def _parse(setting: Setting, text: str, source: str) -> Any:
+    try:
+        return setting.parse(text)
+    except ValueError as err:
+        raise ConfigError(f"{source}: invalid value {text!r}: {err}") from err
+
+
+def field_names() -> list[str]:
+    return [f.name for f in dataclasses.fields(Config)]

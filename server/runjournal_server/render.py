@@ -1,0 +1,72 @@
+"""A readable text view of a folded run, for ``runjournal runs show``."""
+
+from __future__ import annotations
+
+from runjournal.v1 import records_pb2, state_pb2
+
+PREVIEW_CHARS = 2000
+
+
+def render_state(state: state_pb2.RunState) -> str:
+    """The conversation, the pending batch, the counters and the status, as text."""
+    lines = [
+        f"run {state.run_id}  status {_status(state.status)}  last seq {state.last_seq}  "
+        f"next iteration {state.next_iteration}",
+        f"model {state.effective_fingerprint.provider}/{state.effective_fingerprint.model}"
+        + (f"  claimed by {state.claimed_by} (token {state.claim_token})" if state.claimed_by else ""),
+        "",
+    ]
+    for index, message in enumerate(state.conversation):
+        role = records_pb2.Role.Name(message.role).removeprefix("ROLE_").lower()
+        lines.append(f"[{index}] {role}")
+        lines.extend("    " + line for block in message.content for line in _block(block))
+    if state.HasField("pending"):
+        lines.append("")
+        lines.append(f"pending batch (iteration {state.pending.iteration}, seq {state.pending.assistant_seq}):")
+        for call in state.pending.calls:
+            marks = []
+            if call.answered:
+                marks.append(f"answered at seq {call.result_seq}")
+            if call.deferred:
+                marks.append(f"deferred at seq {call.deferral_seq}: {call.deferral.reason}")
+            if call.decision:
+                marks.append(records_pb2.Decision.Name(call.decision).removeprefix("DECISION_").lower())
+            lines.append(f"    {call.tool_use.id} {call.tool_use.name}: {', '.join(marks) or 'waiting'}")
+    if state.HasField("terminal"):
+        reason = records_pb2.TerminalReason.Name(state.terminal.reason).removeprefix("TERMINAL_REASON_").lower()
+        lines.append("")
+        lines.append(f"stopped: {reason}: {state.terminal.message}")
+    c = state.counters
+    lines.append("")
+    lines.append(
+        f"llm calls {c.llm_calls}, tool calls {c.tool_calls} ({c.remote_tool_calls} remote), deferrals "
+        f"{c.deferrals}, tokens in {c.input_tokens} out {c.output_tokens} cache read {c.cache_read_tokens} "
+        f"write {c.cache_write_tokens}"
+    )
+    return "\n".join(lines)
+
+
+def _status(status: int) -> str:
+    return state_pb2.RunStatus.Name(status).removeprefix("RUN_STATUS_").lower()
+
+
+def _block(block: records_pb2.ContentBlock) -> list[str]:
+    kind = block.WhichOneof("block")
+    if kind == "text":
+        return _preview(block.text.text).splitlines() or [""]
+    if kind == "thinking":
+        return ["(thinking) " + _preview(block.thinking.thinking or "[redacted]")]
+    if kind == "tool_use":
+        return [f"-> {block.tool_use.name} [{block.tool_use.id}] {_preview(block.tool_use.input_json)}"]
+    if kind == "tool_result":
+        result = block.tool_result
+        status = "error" if result.is_error else "ok"
+        body = [line for inner in result.content for line in _block(inner)]
+        return [f"<- [{result.tool_use_id}] {status}"] + ["   " + line for line in body]
+    if kind == "opaque":
+        return [f"({block.opaque.provider} {block.opaque.type})"]
+    return ["(empty block)"]
+
+
+def _preview(text: str) -> str:
+    return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + f"... ({len(text)} chars)"

@@ -1,0 +1,608 @@
+"""The operations the RPCs call: append, claim, fold, answer, list and read.
+
+Ordering rules live here, once, for every backend:
+
+* Validate before writing: a request is decoded, schema-checked and applied to
+  the run's folded state before any byte reaches the store, so a refusal
+  changes nothing.
+* One ``asyncio.Lock`` per run serialises its writers; there is no lock shared
+  between runs. The folded state of an open run is kept warm and advanced
+  record by record, so ``Fold`` and ``Claim`` after an append read nothing.
+* Warm state may run ahead of the store only between "applied" and "durable";
+  if the write then fails, the run's handle is dropped and reopened from the
+  store, so the state can never describe a record that is not there.
+* ``Claim`` gates first (a refusal writes nothing and takes no lock), writes
+  the claim record before anything else, then reads ``last_seq``.
+* ``Answer`` validates before it takes any lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import json
+import logging
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from runjournal.v1 import records_pb2, state_pb2
+
+from runjournal_server import records
+from runjournal_server.backends.base import Backend, Journal
+from runjournal_server.errors import (
+    AlreadyAnsweredError,
+    CorruptJournalError,
+    InvalidArgumentError,
+    InvalidRecordError,
+    JournalError,
+    NotDeferredError,
+    ResumeRefusedError,
+    RunClaimedError,
+    RunExistsError,
+    SeqConflictError,
+    SeqGapError,
+)
+from runjournal_server.fold import Folder, JournalRuleError, fold_stored
+from runjournal_server.gate import check_resume
+from runjournal_server.ids import validate_run_id
+from runjournal_server.sequence import AppendDecision, check_append
+from runjournal_server.summary import corrupt_summary, is_inert, summarize
+
+log = logging.getLogger(__name__)
+
+MAX_BATCH_RECORDS = 1000
+DEFAULT_PAGE_SIZE = 100
+MAX_PAGE_SIZE = 1000
+LIST_READ_CONCURRENCY = 32
+
+
+@dataclass
+class AppendOutcome:
+    first_seq: int
+    duplicates: int
+    last_seq: int
+
+
+@dataclass
+class ClaimOutcome:
+    claim_token: int
+    last_seq: int
+    state: state_pb2.RunState
+    gate: state_pb2.GateReport
+    resume_reminder: str
+
+
+@dataclass
+class _Slot:
+    """A run's lock and, while the server holds the run, its journal and warm state."""
+
+    run_id: str
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    journal: Journal | None = None
+    folder: Folder | None = None
+    users: int = 0
+
+
+@dataclass(frozen=True)
+class _MetaInfo:
+    """What listing needs from a run's meta; immutable once the run exists."""
+
+    sort_key: tuple[int, int, str]
+    labels: Mapping[str, str]
+
+
+class Runs:
+    """Every journal operation, over one backend."""
+
+    def __init__(self, backend: Backend, *, max_record_bytes: int, max_open_journals: int) -> None:
+        self._backend = backend
+        self._max_record_bytes = max_record_bytes
+        self._max_open = max(1, max_open_journals)
+        self._slots: dict[str, _Slot] = {}
+        self._open: OrderedDict[str, None] = OrderedDict()
+        self._meta_cache: dict[str, _MetaInfo] = {}
+        self._known_corrupt: dict[str, str] = {}  # run id -> problem, from full reads
+
+    # ----------------------------------------------------------------- append
+
+    async def append(self, run_id: str, claim_token: int, batch: Sequence[records_pb2.Record]) -> AppendOutcome:
+        """Append consecutive records, all or nothing (see JournalService.Append)."""
+        validate_run_id(run_id)
+        stored = self._encode_batch(run_id, batch)
+        creating = stored[0].seq == 1
+        if creating:
+            # The creator's token is the meta seq; callers may leave it unset.
+            claim_token = claim_token or 1
+        async with self._use(run_id) as slot:
+            if creating and slot.journal is None:
+                created = await self._try_create(slot, stored)
+                if created:
+                    if len(stored) > 1:
+                        await self._append_locked(slot, claim_token, stored[1:])
+                    return AppendOutcome(1, 0, self._journal(slot).last_seq)
+            return await self._append_locked(slot, claim_token, stored)
+
+    def _encode_batch(self, run_id: str, batch: Sequence[records_pb2.Record]) -> list[records.StoredRecord]:
+        if not batch:
+            raise InvalidArgumentError("records", "at least one record is required")
+        if len(batch) > MAX_BATCH_RECORDS:
+            raise InvalidArgumentError("records", f"at most {MAX_BATCH_RECORDS} records per batch, got {len(batch)}")
+        stored = []
+        for index, record in enumerate(batch):
+            if index and record.seq != batch[index - 1].seq + 1:
+                raise InvalidArgumentError(
+                    f"records[{index}].seq", f"batch records must be consecutive: expected {batch[index - 1].seq + 1}"
+                )
+            encoded = records.encode(record, max_record_bytes=self._max_record_bytes)
+            if encoded.kind == records.Kind.CLAIM:
+                raise InvalidRecordError("record.claim", "claim records are written by the Claim RPC", seq=record.seq)
+            if encoded.kind == records.Kind.META and record.meta.run_id != run_id:
+                raise InvalidRecordError(
+                    "record.meta.run_id", f"must equal the run id {run_id!r}, got {record.meta.run_id!r}"
+                )
+            stored.append(encoded)
+        return stored
+
+    async def _try_create(self, slot: _Slot, stored: list[records.StoredRecord]) -> bool:
+        """Create the run with its meta; False when it already exists (a retry or a rival)."""
+        trial = Folder()
+        self._apply_new(slot.run_id, trial, stored)  # the whole batch is valid before anything is written
+        try:
+            journal = await self._backend.create_journal(slot.run_id, stored[0])
+        except RunExistsError:
+            return False
+        folder = Folder()
+        folder.apply_stored(stored[0])
+        self._adopt(slot, journal, folder)
+        return True
+
+    async def _append_locked(
+        self, slot: _Slot, claim_token: int, stored: Sequence[records.StoredRecord]
+    ) -> AppendOutcome:
+        journal, folder = await self._ensure_open(slot)
+        last = journal.last_seq
+        token_ok = claim_token == folder.claim_token
+        duplicates = 0
+        for candidate in stored:
+            if candidate.seq > last:
+                break
+            existing = await journal.stored_line(candidate.seq)
+            if check_append(last, candidate.seq, candidate.body, existing.body) is AppendDecision.CONFLICT:
+                self._check_token(slot, folder, claim_token, token_ok)
+                if candidate.seq == 1:
+                    raise RunExistsError(slot.run_id)
+                raise SeqConflictError(slot.run_id, candidate.seq, last)
+            duplicates += 1
+        new = list(stored[duplicates:])
+        if not new:
+            # A verified retry is truthful whoever sends it: the record is there.
+            return AppendOutcome(stored[0].seq, duplicates, last)
+        self._check_token(slot, folder, claim_token, token_ok)
+        if check_append(last, new[0].seq, new[0].body, None) is AppendDecision.GAP:
+            raise SeqGapError(slot.run_id, new[0].seq, last)
+        await self._write(slot, journal, folder, new)
+        return AppendOutcome(stored[0].seq, duplicates, journal.last_seq)
+
+    def _check_token(self, slot: _Slot, folder: Folder, claim_token: int, token_ok: bool) -> None:
+        if not token_ok:
+            raise RunClaimedError(slot.run_id, claim_token, folder.claim_token, folder.claimed_by)
+
+    async def _write(
+        self, slot: _Slot, journal: Journal, folder: Folder, new: Sequence[records.StoredRecord]
+    ) -> None:
+        """Apply ``new`` to the warm state (validating it), then make it durable."""
+        self._apply_new(slot.run_id, folder, new, slot=slot)
+        try:
+            await journal.append(new)
+        except BaseException:
+            # The warm state ran ahead of the store; rebuild it from the store.
+            await self._drop(slot)
+            raise
+
+    @staticmethod
+    def _apply_new(
+        run_id: str, folder: Folder, new: Sequence[records.StoredRecord], *, slot: _Slot | None = None
+    ) -> None:
+        """Apply incoming records; a rule violation is the client's INVALID_RECORD.
+
+        Fold checks a record completely before it changes anything, so a single
+        refused record leaves the state as it was; when a later record of a
+        batch is refused, the earlier ones already moved the warm state, which
+        is then discarded and rebuilt from the store on next use.
+        """
+        for index, candidate in enumerate(new):
+            try:
+                folder.apply_stored(candidate)
+            except JournalRuleError as err:
+                if index and slot is not None:
+                    slot.folder = None
+                raise InvalidRecordError(f"record.{candidate.kind}", err.detail, seq=err.seq) from err
+
+    # ------------------------------------------------------------------ claim
+
+    async def claim(
+        self,
+        run_id: str,
+        *,
+        worker_id: str,
+        host: str,
+        pid: int,
+        reason: str,
+        fingerprint: records_pb2.Fingerprint,
+        force: bool,
+    ) -> ClaimOutcome:
+        """Gate, then write the claim (and a reconfigure), then read last_seq."""
+        validate_run_id(run_id)
+        if not worker_id:
+            raise InvalidArgumentError("worker_id", "a worker id is required")
+        notice = records_pb2.ClaimNotice(worker_id=worker_id, host=host, pid=pid, reason=reason)
+        self._check_claim_request(notice, fingerprint)
+        # Gate without the lock: a refusal writes nothing and holds nothing.
+        folder = await self._current_folder(run_id)
+        self._gate(run_id, folder, fingerprint, force)
+        async with self._use(run_id) as slot:
+            journal, folder = await self._ensure_open(slot)
+            report = self._gate(run_id, folder, fingerprint, force)  # the run may have moved meanwhile
+            claim_seq = journal.last_seq + 1
+            batch = [records_pb2.Record(seq=claim_seq, claim=notice)]
+            if report.differences:
+                changed = [d.field for d in report.differences]
+                batch.append(
+                    records_pb2.Record(
+                        seq=claim_seq + 1,
+                        reconfigure=records_pb2.Reconfigure(fingerprint=fingerprint, changed_fields=changed),
+                    )
+                )
+                report.reconfigured = True
+            new = [records.encode(r, max_record_bytes=self._max_record_bytes) for r in batch]
+            await self._write(slot, journal, folder, new)
+            state = folder.state()
+            return ClaimOutcome(
+                claim_token=claim_seq,
+                last_seq=journal.last_seq,
+                state=state,
+                gate=report,
+                resume_reminder=resume_reminder(state),
+            )
+
+    @staticmethod
+    def _check_claim_request(notice: records_pb2.ClaimNotice, fingerprint: records_pb2.Fingerprint) -> None:
+        """Schema-check the claim notice and fingerprint as the records they become."""
+        probes = [
+            ("", records_pb2.Record(seq=1, claim=notice)),
+            ("fingerprint", records_pb2.Record(seq=1, reconfigure=records_pb2.Reconfigure(
+                fingerprint=fingerprint, changed_fields=["model"]))),
+        ]
+        for prefix, probe in probes:
+            try:
+                records.validate(probe)
+            except InvalidRecordError as err:
+                raise InvalidArgumentError(prefix or err.field.rsplit(".", 1)[-1], str(err)) from err
+
+    def _gate(
+        self, run_id: str, folder: Folder, fingerprint: records_pb2.Fingerprint, force: bool
+    ) -> state_pb2.GateReport:
+        report = check_resume(folder.effective_fingerprint, fingerprint, has_pending=folder.has_pending, force=force)
+        if not report.allowed:
+            blocking = [d for d in report.differences if d.blocks]
+            hard = any(d.field_class == state_pb2.FIELD_CLASS_HARD for d in blocking)
+            raise ResumeRefusedError(run_id, [d.field for d in blocking], hard)
+        return report
+
+    # ------------------------------------------------------------------- fold
+
+    async def fold(self, run_id: str, as_of_seq: int = 0) -> state_pb2.RunState:
+        """The folded state now, or as of ``as_of_seq``."""
+        validate_run_id(run_id)
+        if as_of_seq < 0:
+            raise InvalidArgumentError("as_of_seq", "must be 0 (latest) or a seq >= 1")
+        slot = self._slots.get(run_id)
+        if slot is not None and slot.journal is not None:
+            async with slot.lock:
+                # Under the lock: the warm state never shows a record that is not yet durable.
+                if slot.journal is not None and slot.folder is not None:
+                    last = slot.journal.last_seq
+                    if as_of_seq == 0 or as_of_seq == last:
+                        return slot.folder.state()
+        stored = await self._load(run_id)
+        last = stored[-1].seq
+        if as_of_seq > last:
+            raise InvalidArgumentError("as_of_seq", f"run {run_id!r} has only {last} records")
+        if as_of_seq:
+            stored = stored[:as_of_seq]
+        return self._fold(run_id, stored).state()
+
+    async def _current_folder(self, run_id: str) -> Folder:
+        """The warm state when the server holds the run, else a cold fold without any lock."""
+        slot = self._slots.get(run_id)
+        if slot is not None and slot.folder is not None and slot.journal is not None:
+            return slot.folder
+        return self._fold(run_id, await self._load(run_id))
+
+    async def _load(self, run_id: str) -> list[records.StoredRecord]:
+        try:
+            return await self._backend.load(run_id)
+        except CorruptJournalError as err:
+            self._known_corrupt[run_id] = err.message
+            raise
+
+    def _fold(self, run_id: str, stored: Sequence[records.StoredRecord]) -> Folder:
+        """Fold stored records; a rule they break is corruption, remembered for the listing."""
+        try:
+            folder = fold_stored(stored)
+            if folder.run_id != run_id:
+                raise CorruptJournalError(run_id, f"its meta names run {folder.run_id!r}", seq=1)
+        except JournalRuleError as err:
+            corrupt = CorruptJournalError(run_id, err.detail, seq=err.seq)
+            self._known_corrupt[run_id] = corrupt.message
+            raise corrupt from err
+        except CorruptJournalError as err:
+            self._known_corrupt[run_id] = err.message
+            raise
+        self._known_corrupt.pop(run_id, None)  # the whole journal just read back clean
+        return folder
+
+    # ----------------------------------------------------------------- answer
+
+    async def answer(
+        self, run_id: str, tool_use_id: str, content: Sequence[records_pb2.ContentBlock], is_error: bool
+    ) -> int:
+        """Write the one tool_result that answers a deferred call."""
+        validate_run_id(run_id)
+        if not tool_use_id:
+            raise InvalidArgumentError("tool_use_id", "the call id is required")
+        result = records_pb2.ToolResult(tool_use_id=tool_use_id, content=content, is_error=is_error, remote=True)
+        try:
+            records.encode(records_pb2.Record(seq=2, tool_result=result), max_record_bytes=self._max_record_bytes)
+        except InvalidRecordError as err:
+            raise InvalidArgumentError(err.field.replace("record.tool_result.", ""), str(err)) from err
+        # Validate before taking any lock: a refusal costs nothing.
+        self._check_answerable(run_id, tool_use_id, await self._current_folder(run_id))
+        async with self._use(run_id) as slot:
+            journal, folder = await self._ensure_open(slot)
+            self._check_answerable(run_id, tool_use_id, folder)
+            seq = journal.last_seq + 1
+            stored = records.encode(
+                records_pb2.Record(seq=seq, tool_result=result), max_record_bytes=self._max_record_bytes
+            )
+            await self._write(slot, journal, folder, [stored])
+            return seq
+
+    @staticmethod
+    def _check_answerable(run_id: str, tool_use_id: str, folder: Folder) -> None:
+        # The committed conversation first: answering twice must hear "already
+        # answered at seq N", never "not deferred".
+        answered_at = folder.result_seq(tool_use_id)
+        if answered_at is not None:
+            raise AlreadyAnsweredError(run_id, tool_use_id, answered_at)
+        status = folder.call_status(tool_use_id)
+        if status is None:
+            raise NotDeferredError(run_id, tool_use_id, "is not a call of the run's pending batch")
+        if not status.deferred:
+            raise NotDeferredError(run_id, tool_use_id, "was never deferred")
+
+    # ------------------------------------------------------------------- list
+
+    async def list_runs(
+        self,
+        *,
+        page_size: int,
+        page_token: str,
+        status: state_pb2.RunStatus.ValueType,
+        labels: Mapping[str, str],
+    ) -> tuple[list[state_pb2.RunSummary], str]:
+        """A page of summaries, newest first, by the shared listing rule."""
+        if page_size < 0 or page_size > MAX_PAGE_SIZE:
+            raise InvalidArgumentError("page_size", f"must be between 0 and {MAX_PAGE_SIZE}")
+        page_size = page_size or DEFAULT_PAGE_SIZE
+        if status not in state_pb2.RunStatus.values():
+            raise InvalidArgumentError("status", f"unknown status {status}")
+        after = decode_page_token(page_token)
+        run_ids = await self._backend.list_run_ids()
+        infos = await self._meta_infos(run_ids)
+        ordered = sorted(run_ids, key=lambda r: infos[r].sort_key if r in infos else (0, 0, r), reverse=True)
+        page: list[state_pb2.RunSummary] = []
+        last_key: tuple[int, int, str] | None = None
+        for run_id in ordered:
+            key = infos[run_id].sort_key if run_id in infos else (0, 0, run_id)
+            if after is not None and key >= after:
+                continue
+            info = infos.get(run_id)
+            if labels and (info is None or any(info.labels.get(k) != v for k, v in labels.items())):
+                continue
+            summary = await self.summary(run_id)
+            if status and summary.status != status:
+                continue
+            if len(page) == page_size:
+                return page, encode_page_token(last_key)
+            page.append(summary)
+            last_key = key
+        return page, ""
+
+    async def summary(self, run_id: str) -> state_pb2.RunSummary:
+        """One run's summary from its meta and last non-inert record; corrupt runs are listed as such.
+
+        The listing reads only the ends of a journal, so it sees damage there,
+        plus any damage this server found while reading the whole journal
+        (fold, open, read) — it never reports such a run as healthy.
+        """
+        known = self._known_corrupt.get(run_id)
+        if known is not None:
+            return corrupt_summary(run_id, known)
+        try:
+            ends = await self._backend.ends(run_id, is_inert)
+        except CorruptJournalError as err:
+            return corrupt_summary(run_id, err.message)
+        assert ends.meta.record is not None
+        significant = ends.last_significant.record
+        return summarize(run_id, ends.meta.record.meta, significant, ends.last_seq)
+
+    async def _meta_infos(self, run_ids: Sequence[str]) -> dict[str, _MetaInfo]:
+        missing = [r for r in run_ids if r not in self._meta_cache]
+        for start in range(0, len(missing), LIST_READ_CONCURRENCY):
+            chunk = missing[start : start + LIST_READ_CONCURRENCY]
+            await asyncio.gather(*(self._cache_meta(r) for r in chunk))
+        return {r: self._meta_cache[r] for r in run_ids if r in self._meta_cache}
+
+    async def _cache_meta(self, run_id: str) -> None:
+        try:
+            ends = await self._backend.ends(run_id, is_inert)
+        except JournalError:
+            return  # listed from its summary, sorted last; retried next time
+        if ends.meta.record is None:
+            return
+        meta = ends.meta.record.meta
+        self._meta_cache[run_id] = _MetaInfo(
+            sort_key=(meta.created_at.seconds, meta.created_at.nanos, run_id), labels=dict(meta.labels)
+        )
+
+    # ------------------------------------------------------------------- read
+
+    async def read(self, run_id: str, from_seq: int) -> AsyncIterator[records.StoredRecord]:
+        """The stored records from ``from_seq``, as far as they are acknowledged."""
+        validate_run_id(run_id)
+        if from_seq < 0:
+            raise InvalidArgumentError("from_seq", "must be >= 0")
+        stored = await self._load(run_id)
+        slot = self._slots.get(run_id)
+        # A record being written by this server is not acknowledged yet: don't show it.
+        acknowledged = slot.journal.last_seq if slot is not None and slot.journal is not None else stored[-1].seq
+        for item in stored:
+            if item.seq > acknowledged:
+                break
+            if item.seq >= from_seq:
+                yield item
+
+    # ------------------------------------------------------------ run handles
+
+    def _use(self, run_id: str) -> _SlotUse:
+        slot = self._slots.get(run_id)
+        if slot is None:
+            slot = self._slots[run_id] = _Slot(run_id)
+        return _SlotUse(self, slot)
+
+    @staticmethod
+    def _journal(slot: _Slot) -> Journal:
+        assert slot.journal is not None
+        return slot.journal
+
+    async def _ensure_open(self, slot: _Slot) -> tuple[Journal, Folder]:
+        """The run's journal and warm state, opening the journal (taking its lock) if needed."""
+        if slot.journal is not None and (slot.journal.poisoned or slot.folder is None):
+            await self._drop(slot)
+        if slot.journal is None:
+            try:
+                journal, stored = await self._backend.open_journal(slot.run_id)
+            except CorruptJournalError as err:
+                self._known_corrupt[slot.run_id] = err.message
+                raise
+            try:
+                folder = self._fold(slot.run_id, stored)
+            except BaseException:
+                await journal.close()
+                raise
+            self._adopt(slot, journal, folder)
+        assert slot.journal is not None and slot.folder is not None
+        self._open.move_to_end(slot.run_id)
+        return slot.journal, slot.folder
+
+    def _adopt(self, slot: _Slot, journal: Journal, folder: Folder) -> None:
+        slot.journal, slot.folder = journal, folder
+        self._open[slot.run_id] = None
+
+    async def _drop(self, slot: _Slot) -> None:
+        """Close the run's journal and forget its warm state (caller holds the run lock)."""
+        journal, slot.journal, slot.folder = slot.journal, None, None
+        self._open.pop(slot.run_id, None)
+        if journal is not None:
+            await journal.close()
+
+    async def _evict(self) -> None:
+        """Close the least recently used idle journals beyond the bound (file descriptors, memory)."""
+        for run_id in list(self._open):
+            if len(self._open) <= self._max_open:
+                return
+            slot = self._slots.get(run_id)
+            if slot is None or slot.users or slot.lock.locked():
+                continue
+            async with slot.lock:
+                await self._drop(slot)
+            if not slot.users and not slot.lock.locked() and self._slots.get(run_id) is slot:
+                del self._slots[run_id]
+
+    def _release(self, slot: _Slot) -> None:
+        slot.users -= 1
+        if not slot.users and slot.journal is None and not slot.lock.locked():
+            if self._slots.get(slot.run_id) is slot:
+                del self._slots[slot.run_id]
+
+    async def close(self) -> None:
+        """Close every journal this server holds (releasing their locks)."""
+        for slot in list(self._slots.values()):
+            async with slot.lock:
+                await self._drop(slot)
+        self._slots.clear()
+
+    @property
+    def open_journals(self) -> int:
+        return len(self._open)
+
+
+class _SlotUse:
+    """Pins a run's slot and holds its lock for one operation."""
+
+    def __init__(self, runs: Runs, slot: _Slot) -> None:
+        self._runs = runs
+        self._slot = slot
+
+    async def __aenter__(self) -> _Slot:
+        self._slot.users += 1
+        try:
+            await self._slot.lock.acquire()
+        except BaseException:
+            self._runs._release(self._slot)
+            raise
+        return self._slot
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._slot.lock.release()
+        self._runs._release(self._slot)
+        if len(self._runs._open) > self._runs._max_open:
+            await self._runs._evict()
+
+
+def resume_reminder(state: state_pb2.RunState) -> str:
+    """Text a resumed worker may add to its system prompt; never part of a fingerprint."""
+    parts = [
+        f"This conversation was interrupted and is being resumed from its journal at iteration "
+        f"{state.next_iteration}."
+    ]
+    if state.HasField("pending"):
+        waiting = [c.tool_use.id for c in state.pending.calls if not c.answered]
+        parts.append(
+            f"{len(waiting)} tool call(s) of the last turn have no result yet ({', '.join(waiting)}); "
+            "finish them before asking the model again."
+        )
+    return " ".join(parts)
+
+
+def encode_page_token(key: tuple[int, int, str] | None) -> str:
+    if key is None:
+        return ""
+    raw = json.dumps(list(key), separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_page_token(token: str) -> tuple[int, int, str] | None:
+    if not token:
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        seconds, nanos, run_id = json.loads(raw)
+        if not (isinstance(seconds, int) and isinstance(nanos, int) and isinstance(run_id, str)):
+            raise ValueError("wrong types")
+    except (binascii.Error, ValueError, TypeError) as err:
+        raise InvalidArgumentError("page_token", "not a token from a previous ListRuns call") from err
+    return (seconds, nanos, run_id)

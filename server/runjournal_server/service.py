@@ -1,0 +1,113 @@
+"""The gRPC servicer: convert the request, call ``runs``, convert back.
+
+No ordering rules and no status codes live here: domain errors become statuses
+in ``status.py``; anything unexpected is logged and answered INTERNAL without
+its details.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+import grpc
+from runjournal.v1 import journal_service_pb2 as pb
+from runjournal.v1 import journal_service_pb2_grpc as pb_grpc
+
+from runjournal_server.errors import JournalError
+from runjournal_server.runs import Runs
+from runjournal_server.status import to_status
+
+log = logging.getLogger(__name__)
+
+Response = TypeVar("Response")
+
+
+def _unary(
+    method: Callable[[Any, Any, grpc.aio.ServicerContext], Awaitable[Response]],
+) -> Callable[[Any, Any, grpc.aio.ServicerContext], Awaitable[Response]]:
+    """Turn domain errors into rich statuses and hide unexpected ones."""
+
+    @functools.wraps(method)
+    async def handler(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Response:
+        try:
+            return await method(self, request, context)
+        except JournalError as err:
+            await context.abort_with_status(to_status(err))
+        except Exception:
+            log.exception("unexpected failure in %s", method.__name__)
+            await context.abort(grpc.StatusCode.INTERNAL, "internal error; see the server log")
+        raise AssertionError("unreachable")  # abort always raises
+
+    return handler
+
+
+class JournalServicer(pb_grpc.JournalServiceServicer):
+    """JournalService over ``Runs``."""
+
+    def __init__(self, runs: Runs) -> None:
+        self._runs = runs
+
+    @_unary
+    async def Append(self, request: pb.AppendRequest, context: grpc.aio.ServicerContext) -> pb.AppendResponse:
+        outcome = await self._runs.append(request.run_id, request.claim_token, [request.record])
+        return pb.AppendResponse(seq=outcome.first_seq, duplicate=outcome.duplicates == 1, last_seq=outcome.last_seq)
+
+    @_unary
+    async def AppendBatch(
+        self, request: pb.AppendBatchRequest, context: grpc.aio.ServicerContext
+    ) -> pb.AppendBatchResponse:
+        outcome = await self._runs.append(request.run_id, request.claim_token, list(request.records))
+        return pb.AppendBatchResponse(
+            first_seq=outcome.first_seq, duplicates=outcome.duplicates, last_seq=outcome.last_seq
+        )
+
+    @_unary
+    async def Claim(self, request: pb.ClaimRequest, context: grpc.aio.ServicerContext) -> pb.ClaimResponse:
+        outcome = await self._runs.claim(
+            request.run_id,
+            worker_id=request.worker_id,
+            host=request.host,
+            pid=request.pid,
+            reason=request.reason,
+            fingerprint=request.fingerprint,
+            force=request.force,
+        )
+        return pb.ClaimResponse(
+            claim_token=outcome.claim_token,
+            last_seq=outcome.last_seq,
+            state=outcome.state,
+            gate=outcome.gate,
+            resume_reminder=outcome.resume_reminder,
+        )
+
+    @_unary
+    async def Fold(self, request: pb.FoldRequest, context: grpc.aio.ServicerContext) -> pb.FoldResponse:
+        return pb.FoldResponse(state=await self._runs.fold(request.run_id, request.as_of_seq))
+
+    @_unary
+    async def Answer(self, request: pb.AnswerRequest, context: grpc.aio.ServicerContext) -> pb.AnswerResponse:
+        seq = await self._runs.answer(request.run_id, request.tool_use_id, list(request.content), request.is_error)
+        return pb.AnswerResponse(seq=seq)
+
+    @_unary
+    async def ListRuns(self, request: pb.ListRunsRequest, context: grpc.aio.ServicerContext) -> pb.ListRunsResponse:
+        runs, token = await self._runs.list_runs(
+            page_size=request.page_size,
+            page_token=request.page_token,
+            status=request.status,
+            labels=dict(request.labels),
+        )
+        return pb.ListRunsResponse(runs=runs, next_page_token=token)
+
+    async def Read(self, request: pb.ReadRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[pb.ReadResponse]:
+        try:
+            async for stored in self._runs.read(request.run_id, request.from_seq):
+                yield pb.ReadResponse(record=stored.record, stored_line=stored.line)
+        except JournalError as err:
+            await context.abort_with_status(to_status(err))
+        except Exception:
+            log.exception("unexpected failure in Read")
+            await context.abort(grpc.StatusCode.INTERNAL, "internal error; see the server log")

@@ -1,0 +1,54 @@
+"""The only place that knows gRPC status codes.
+
+A domain error becomes a ``google.rpc.Status`` whose code comes from one table
+and whose ``ErrorInfo`` carries the stable reason and the error's metadata.
+"""
+
+from __future__ import annotations
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from runjournal_server.errors import JournalError, Reason
+
+ERROR_DOMAIN = "runjournal.dev"
+
+STATUS_CODES: dict[Reason, grpc.StatusCode] = {
+    Reason.INVALID_ARGUMENT: grpc.StatusCode.INVALID_ARGUMENT,
+    Reason.INVALID_RECORD: grpc.StatusCode.INVALID_ARGUMENT,
+    Reason.RECORD_TOO_LARGE: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    Reason.RUN_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
+    Reason.RUN_EXISTS: grpc.StatusCode.ALREADY_EXISTS,
+    Reason.SEQ_GAP: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.SEQ_CONFLICT: grpc.StatusCode.ABORTED,
+    Reason.RUN_CLAIMED: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.RUN_LOCKED: grpc.StatusCode.UNAVAILABLE,
+    Reason.VERSION_MISMATCH: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.CORRUPT_JOURNAL: grpc.StatusCode.DATA_LOSS,
+    Reason.RESUME_REFUSED: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.ALREADY_ANSWERED: grpc.StatusCode.ALREADY_EXISTS,
+    Reason.NOT_DEFERRED: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.STORAGE_FULL: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    Reason.STORAGE_UNAVAILABLE: grpc.StatusCode.UNAVAILABLE,
+}
+
+
+def status_code(reason: Reason) -> grpc.StatusCode:
+    """The gRPC code for a reason."""
+    return STATUS_CODES[reason]
+
+
+def to_status(err: JournalError) -> grpc.Status:
+    """A grpc.Status with an ErrorInfo detail, ready for ``context.abort_with_status``."""
+    code = STATUS_CODES[err.reason]
+    info = error_details_pb2.ErrorInfo(reason=str(err.reason), domain=ERROR_DOMAIN, metadata=dict(err.metadata))
+    detail = any_pb2.Any()
+    detail.Pack(info)
+    status = status_pb2.Status(
+        code=getattr(code_pb2, code.name),
+        message=err.message,
+        details=[detail],
+    )
+    return rpc_status.to_status(status)
