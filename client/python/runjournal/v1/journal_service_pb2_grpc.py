@@ -143,8 +143,11 @@ class JournalServiceServicer:
 
     def ListRuns(self, request, context):
         """Lists runs, newest first, with summaries derived by the listing rule (the
-        meta and the last non-inert record; journals are not folded). A run whose
-        journal is damaged is listed with status CORRUPT.
+        meta and the last non-inert record; journals are not folded). A run is
+        listed with status CORRUPT when the part the listing reads (its meta and
+        its tail) is damaged, or when this server already found its journal
+        damaged while reading it whole (Fold, Claim, Append, Read); such runs are
+        never hidden.
 
         Errors: INVALID_ARGUMENT (bad page token, page size or filter).
         """
@@ -155,8 +158,8 @@ class JournalServiceServicer:
     def Read(self, request, context):
         """Streams a run's stored records from a seq, with their stored bytes.
 
-        Errors: INVALID_ARGUMENT, RUN_NOT_FOUND, CORRUPT_JOURNAL (after the good
-        records before the damage were sent).
+        Only acknowledged records are sent. Errors: INVALID_ARGUMENT,
+        RUN_NOT_FOUND, CORRUPT_JOURNAL (nothing is sent for a damaged journal).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

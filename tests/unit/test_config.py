@@ -1,0 +1,59 @@
+"""Configuration: precedence, strictness, and the README table staying true."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from runjournal_server import config
+
+
+def parse(*flags: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    config.add_arguments(parser)
+    return parser.parse_args(list(flags))
+
+
+def test_defaults_are_the_embedded_file_backend_on_loopback():
+    loaded = config.load(parse(), environ={})
+    assert (loaded.backend, loaded.data_dir, loaded.listen) == ("file", Path("runjournal-data"), "127.0.0.1:50051")
+
+
+def test_flags_win_over_environment_which_wins_over_the_file(tmp_path):
+    file = tmp_path / "rj.toml"
+    file.write_text('listen = "127.0.0.1:1"\nmax_record_bytes = 1000\nio_threads = 3\n')
+    environ = {"RUNJOURNAL_CONFIG": str(file), "RUNJOURNAL_LISTEN": "127.0.0.1:2", "RUNJOURNAL_IO_THREADS": "4"}
+    loaded = config.load(parse("--listen", "127.0.0.1:3"), environ=environ)
+    assert (loaded.listen, loaded.io_threads, loaded.max_record_bytes) == ("127.0.0.1:3", 4, 1000)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("nonsense = 1\n", "unknown setting"),
+        ("max_record_bytes = -5\n", "max_record_bytes"),
+        ('listen = "nowhere"\n', "HOST:PORT"),
+        ('backend = "sqlite"\n', "must be one of"),
+        ("this is not toml", "not valid TOML"),
+    ],
+)
+def test_bad_config_files_are_refused_with_the_setting_named(tmp_path, text, message):
+    file = tmp_path / "rj.toml"
+    file.write_text(text)
+    with pytest.raises(config.ConfigError, match=message):
+        config.load(parse("--config", str(file)), environ={})
+
+
+def test_bad_environment_value_is_refused():
+    with pytest.raises(config.ConfigError, match="RUNJOURNAL_IO_THREADS"):
+        config.load(parse(), environ={"RUNJOURNAL_IO_THREADS": "many"})
+
+
+def test_readme_configuration_table_lists_every_setting():
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    for setting in config.SETTINGS:
+        env = "RUNJOURNAL_" + setting.name.upper()
+        flag = "--" + setting.name.replace("_", "-")
+        assert f"`{setting.name}`" in readme and env in readme and flag in readme, setting.name
