@@ -7,8 +7,8 @@ from pathlib import Path
 
 import grpc
 import pytest
-from runjournal.v1 import journal_service_pb2_grpc
 
+from runjournal.v1 import journal_service_pb2_grpc
 from tests.servers import ServerProcess
 
 

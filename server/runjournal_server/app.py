@@ -11,8 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-from runjournal.v1 import journal_service_pb2, journal_service_pb2_grpc
 
+from runjournal.v1 import journal_service_pb2, journal_service_pb2_grpc
 from runjournal_server.backends import make_backend
 from runjournal_server.config import Config
 from runjournal_server.runs import Runs

@@ -88,14 +88,13 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _runs_list(args: argparse.Namespace) -> int:
-    from runjournal.v1 import state_pb2
-
     from runjournal import JournalClient
+    from runjournal.v1 import state_pb2
 
     status = 0
     if args.status:
         name = "RUN_STATUS_" + args.status.upper()
-        if name not in state_pb2.RunStatus.keys():
+        if name not in state_pb2.RunStatus.keys():  # noqa: SIM118 - an enum wrapper, not a dict
             print(f"runjournal: unknown status {args.status!r}", file=sys.stderr)
             return 2
         status = state_pb2.RunStatus.Value(name)
@@ -114,9 +113,8 @@ def _runs_list(args: argparse.Namespace) -> int:
 
 
 def _runs_show(args: argparse.Namespace) -> int:
-    from runjournal_server.render import render_state
-
     from runjournal import JournalClient
+    from runjournal_server.render import render_state
 
     with JournalClient(args.address) as client:
         print(render_state(client.fold(args.run_id)))

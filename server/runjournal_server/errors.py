@@ -117,8 +117,7 @@ class SeqGapError(JournalError):
 
     def __init__(self, run_id: str, seq: int, last_seq: int) -> None:
         super().__init__(
-            f"run {run_id!r}: seq {seq} would leave a gap after last seq {last_seq}; "
-            f"append seq {last_seq + 1} next",
+            f"run {run_id!r}: seq {seq} would leave a gap after last seq {last_seq}; append seq {last_seq + 1} next",
             run_id=run_id,
             seq=seq,
             last_seq=last_seq,
@@ -168,8 +167,7 @@ class VersionMismatchError(JournalError):
 
     def __init__(self, run_id: str, found: int, expected: int) -> None:
         super().__init__(
-            f"run {run_id!r} uses journal format version {found}; this server reads only version "
-            f"{expected}",
+            f"run {run_id!r} uses journal format version {found}; this server reads only version {expected}",
             run_id=run_id,
             found_version=found,
             expected_version=expected,

@@ -28,7 +28,6 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from runjournal.v1 import records_pb2, state_pb2
-
 from runjournal_server import records
 from runjournal_server.backends.base import Backend, Journal
 from runjournal_server.errors import (
@@ -189,9 +188,7 @@ class Runs:
         if not token_ok:
             raise RunClaimedError(slot.run_id, claim_token, folder.claim_token, folder.claimed_by)
 
-    async def _write(
-        self, slot: _Slot, journal: Journal, folder: Folder, new: Sequence[records.StoredRecord]
-    ) -> None:
+    async def _write(self, slot: _Slot, journal: Journal, folder: Folder, new: Sequence[records.StoredRecord]) -> None:
         """Apply ``new`` to the warm state (validating it), then make it durable."""
         self._apply_new(slot.run_id, folder, new, slot=slot)
         try:
@@ -272,8 +269,12 @@ class Runs:
         """Schema-check the claim notice and fingerprint as the records they become."""
         probes = [
             ("", records_pb2.Record(seq=1, claim=notice)),
-            ("fingerprint", records_pb2.Record(seq=1, reconfigure=records_pb2.Reconfigure(
-                fingerprint=fingerprint, changed_fields=["model"]))),
+            (
+                "fingerprint",
+                records_pb2.Record(
+                    seq=1, reconfigure=records_pb2.Reconfigure(fingerprint=fingerprint, changed_fields=["model"])
+                ),
+            ),
         ]
         for prefix, probe in probes:
             try:
@@ -390,7 +391,7 @@ class Runs:
         *,
         page_size: int,
         page_token: str,
-        status: state_pb2.RunStatus.ValueType,
+        status: int,
         labels: Mapping[str, str],
     ) -> tuple[list[state_pb2.RunSummary], str]:
         """A page of summaries, newest first, by the shared listing rule."""
@@ -529,14 +530,17 @@ class Runs:
                 continue
             async with slot.lock:
                 await self._drop(slot)
-            if not slot.users and not slot.lock.locked() and self._slots.get(run_id) is slot:
-                del self._slots[run_id]
+            self._forget_if_idle(slot)
 
     def _release(self, slot: _Slot) -> None:
         slot.users -= 1
-        if not slot.users and slot.journal is None and not slot.lock.locked():
-            if self._slots.get(slot.run_id) is slot:
-                del self._slots[slot.run_id]
+        self._forget_if_idle(slot)
+
+    def _forget_if_idle(self, slot: _Slot) -> None:
+        """Remove a closed, unused slot so the slot table stays as small as the open set."""
+        idle = not slot.users and slot.journal is None and not slot.lock.locked()
+        if idle and self._slots.get(slot.run_id) is slot:
+            del self._slots[slot.run_id]
 
     async def close(self) -> None:
         """Close every journal this server holds (releasing their locks)."""
@@ -576,8 +580,7 @@ class _SlotUse:
 def resume_reminder(state: state_pb2.RunState) -> str:
     """Text a resumed worker may add to its system prompt; never part of a fingerprint."""
     parts = [
-        f"This conversation was interrupted and is being resumed from its journal at iteration "
-        f"{state.next_iteration}."
+        f"This conversation was interrupted and is being resumed from its journal at iteration {state.next_iteration}."
     ]
     if state.HasField("pending"):
         waiting = [c.tool_use.id for c in state.pending.calls if not c.answered]

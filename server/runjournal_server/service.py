@@ -13,9 +13,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import grpc
+
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc as pb_grpc
-
 from runjournal_server.errors import JournalError
 from runjournal_server.runs import Runs
 from runjournal_server.status import to_status

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import grpc
 import pytest
-from runjournal.v1 import journal_service_pb2 as pb
 
+from runjournal.v1 import journal_service_pb2 as pb
 from tests.api.rpc import journal_bytes, new_run_id, reason
 from tests.unit import builders as b
 
@@ -168,7 +168,5 @@ def test_batch_can_create_a_run_and_must_be_consecutive(stub):
     response = stub.AppendBatch(pb.AppendBatchRequest(run_id=run_id, records=batch))
     assert response.last_seq == 3
     with pytest.raises(grpc.RpcError) as caught:
-        stub.AppendBatch(
-            pb.AppendBatchRequest(run_id=run_id, claim_token=1, records=[b.note(4), b.note(6)])
-        )
+        stub.AppendBatch(pb.AppendBatchRequest(run_id=run_id, claim_token=1, records=[b.note(4), b.note(6)]))
     assert reason(caught.value) == "INVALID_ARGUMENT"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import grpc
 import pytest
+
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import records_pb2, state_pb2
-
 from tests.api.rpc import error_info, journal_bytes, new_run_id, reason
 from tests.unit import builders as b
 

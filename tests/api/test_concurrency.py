@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 
 import grpc
+
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc
-
 from runjournal_server import records
 from tests.api.rpc import new_run_id
 from tests.unit import builders as b

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import grpc
 import pytest
+
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc, state_pb2
-
 from tests.api.rpc import error_info, reason
 from tests.unit import builders as b
 
@@ -110,9 +110,7 @@ def test_second_server_process_is_refused_a_held_run_until_the_first_is_killed(s
         first.kill()
         claimed = stub_2.Claim(pb.ClaimRequest(run_id="shared", worker_id="w2", fingerprint=b.fingerprint()))
         assert claimed.claim_token == 5
-        assert stub_2.Append(
-            pb.AppendRequest(run_id="shared", claim_token=5, record=b.note(6))
-        ).seq == 6
+        assert stub_2.Append(pb.AppendRequest(run_id="shared", claim_token=5, record=b.note(6))).seq == 6
 
 
 def test_graceful_shutdown_releases_every_lock(server_factory, tmp_path):

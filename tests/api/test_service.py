@@ -6,9 +6,9 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import records_pb2, state_pb2
-
 from runjournal_server import records
 from tests.api.rpc import new_run_id, reason
 from tests.unit import builders as b
@@ -74,9 +74,7 @@ def test_list_runs_newest_first_with_pages_and_filters(stub):
         if not token:
             break
     assert [r.run_id for r in seen] == list(reversed(created))
-    completed = stub.ListRuns(
-        pb.ListRunsRequest(labels={"batch": label}, status=state_pb2.RUN_STATUS_COMPLETED)
-    ).runs
+    completed = stub.ListRuns(pb.ListRunsRequest(labels={"batch": label}, status=state_pb2.RUN_STATUS_COMPLETED)).runs
     assert [(r.run_id, r.terminal_message, r.last_seq) for r in completed] == [(created[2], "all done", 3)]
     with pytest.raises(grpc.RpcError) as caught:
         stub.ListRuns(pb.ListRunsRequest(page_token="garbage!"))
