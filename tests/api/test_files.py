@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import grpc
 import pytest
 
@@ -124,3 +126,19 @@ def test_graceful_shutdown_releases_every_lock(server_factory, tmp_path):
     channel, stub = connect(second)
     with channel:
         assert stub.Append(pb.AppendRequest(run_id="handover", claim_token=1, record=b.note(5))).seq == 5
+
+
+def test_open_journals_are_bounded_so_many_runs_do_not_exhaust_descriptors(server_factory, tmp_path):
+    server = server_factory(tmp_path / "data", "--max-open-journals", "8")
+    fd_dir = f"/proc/{server.process.pid}/fd"
+    channel, stub = connect(server)
+    with channel:
+        baseline = len(os.listdir(fd_dir))
+        for index in range(300):
+            run_id = f"many-{index}"
+            stub.Append(pb.AppendRequest(run_id=run_id, record=b.meta(run_id=run_id)))
+            stub.Append(pb.AppendRequest(run_id=run_id, claim_token=1, record=b.note(2)))
+        # each open journal holds two descriptors (journal + lock file); allow a little slack for gRPC
+        assert len(os.listdir(fd_dir)) <= baseline + 2 * 8 + 8
+        # an evicted run reopens transparently and keeps its sequence
+        assert stub.Append(pb.AppendRequest(run_id="many-0", claim_token=1, record=b.note(3))).seq == 3
