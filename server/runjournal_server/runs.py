@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from runjournal.v1 import records_pb2, state_pb2
 from runjournal_server import records
-from runjournal_server.backends.base import Backend, Journal
+from runjournal_server.backends.base import Backend, Journal, WriteRaceError
 from runjournal_server.errors import (
     AlreadyAnsweredError,
     CorruptJournalError,
@@ -160,6 +160,19 @@ class Runs:
     async def _append_locked(
         self, slot: _Slot, claim_token: int, stored: Sequence[records.StoredRecord]
     ) -> AppendOutcome:
+        """Decide with the warm state; before refusing, or after losing a write race, catch up once."""
+        try:
+            return await self._decide_and_write(slot, claim_token, stored)
+        except WriteRaceError:
+            pass  # _write dropped the warm state; reopening reads what the other writer stored
+        except (SeqGapError, SeqConflictError, RunClaimedError, RunExistsError):
+            if not await self._catch_up(slot):
+                raise
+        return await self._decide_and_write(slot, claim_token, stored)
+
+    async def _decide_and_write(
+        self, slot: _Slot, claim_token: int, stored: Sequence[records.StoredRecord]
+    ) -> AppendOutcome:
         journal, folder = await self._ensure_open(slot)
         last = journal.last_seq
         token_ok = claim_token == folder.claim_token
@@ -183,6 +196,20 @@ class Runs:
             raise SeqGapError(slot.run_id, new[0].seq, last)
         await self._write(slot, journal, folder, new)
         return AppendOutcome(stored[0].seq, duplicates, journal.last_seq)
+
+    async def _catch_up(self, slot: _Slot) -> bool:
+        """Adopt records other writers stored (never any with an exclusive writer lock); True if any."""
+        journal, folder = await self._ensure_open(slot)
+        newer = await journal.refresh()
+        for item in newer:
+            try:
+                folder.apply_stored(item)
+            except JournalRuleError as err:
+                await self._drop(slot)
+                corrupt = CorruptJournalError(slot.run_id, err.detail, seq=err.seq)
+                self._known_corrupt[slot.run_id] = corrupt.message
+                raise corrupt from err
+        return bool(newer)
 
     def _check_token(self, slot: _Slot, folder: Folder, claim_token: int, token_ok: bool) -> None:
         if not token_ok:
@@ -240,6 +267,7 @@ class Runs:
         folder = await self._current_folder(run_id)
         self._gate(run_id, folder, fingerprint, force)
         async with self._use(run_id) as slot:
+            await self._catch_up(slot)
             journal, folder = await self._ensure_open(slot)
             report = self._gate(run_id, folder, fingerprint, force)  # the run may have moved meanwhile
             claim_seq = journal.last_seq + 1
@@ -304,6 +332,7 @@ class Runs:
             async with slot.lock:
                 # Under the lock: the warm state never shows a record that is not yet durable.
                 if slot.journal is not None and slot.folder is not None:
+                    await self._catch_up(slot)
                     last = slot.journal.last_seq
                     if as_of_seq == 0 or as_of_seq == last:
                         return slot.folder.state()
@@ -362,6 +391,7 @@ class Runs:
         # Validate before taking any lock: a refusal costs nothing.
         self._check_answerable(run_id, tool_use_id, await self._current_folder(run_id))
         async with self._use(run_id) as slot:
+            await self._catch_up(slot)
             journal, folder = await self._ensure_open(slot)
             self._check_answerable(run_id, tool_use_id, folder)
             seq = journal.last_seq + 1

@@ -26,6 +26,11 @@ The promises:
 * A journal with no complete record counts as absent (a creation that crashed
   before its meta was durable can be retried).
 * Blocking I/O happens off the event loop.
+* Where the writer lock is not exclusive (JetStream: several replicas may hold
+  the same run), another writer can move the journal's tail. ``append`` then
+  raises ``WriteRaceError`` having stored nothing of its own, and ``refresh``
+  adopts what the others wrote; callers never trust their warm state for a
+  refusal without refreshing first.
 """
 
 from __future__ import annotations
@@ -48,6 +53,15 @@ class RunEnds:
     when every later record is inert)."""
     last_seq: int
     """The seq of the last stored record."""
+
+
+class WriteRaceError(Exception):
+    """Another writer stored a record at a seq this append targeted; none of this append is stored.
+
+    Not a client-facing reason: ``runs.py`` catches up with the store and
+    re-applies the append rule, which then answers duplicate, SEQ_CONFLICT or
+    RUN_CLAIMED from what is really there.
+    """
 
 
 class Journal(abc.ABC):
@@ -74,6 +88,14 @@ class Journal(abc.ABC):
         cases nothing was acknowledged and the journal is at its last good
         record (or poisoned).
         """
+
+    async def refresh(self) -> list[StoredRecord]:
+        """Records other writers stored after ``last_seq``, now adopted (``last_seq`` advanced).
+
+        A backend whose writer lock is exclusive has nobody to catch up with,
+        so the default returns nothing without any I/O.
+        """
+        return []
 
     @abc.abstractmethod
     async def stored_line(self, seq: int) -> StoredRecord:

@@ -1,0 +1,73 @@
+"""The retry rule of both clients, stated once.
+
+Only a transport-level UNAVAILABLE or DEADLINE_EXCEEDED is retried: a status
+that carries no ErrorInfo, so the server's journal logic never answered. The
+very same request is resent (same run, same seq, same bytes), which is safe
+because the server acknowledges a resent record as a duplicate only when the
+stored one is byte-identical. A status with an ErrorInfo reason (including
+STORAGE_UNAVAILABLE and RUN_LOCKED, which are UNAVAILABLE too) is an answer,
+and the caller decides what to do about it.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import grpc
+
+from runjournal.errors import from_rpc_error, is_retryable
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Capped exponential backoff with jitter over a bounded number of attempts.
+
+    The n-th retry waits a random time in ``[cap / 2, cap]`` where
+    ``cap = min(max_backoff_seconds, initial_backoff_seconds * multiplier ** (n - 1))``.
+    Each attempt gets the call's full deadline.
+    """
+
+    max_attempts: int = 5
+    """Attempts in total, the first one included; 1 disables retries."""
+    initial_backoff_seconds: float = 0.1
+    max_backoff_seconds: float = 5.0
+    multiplier: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError(f"max_attempts must be at least 1, got {self.max_attempts}")
+        if self.initial_backoff_seconds < 0 or self.max_backoff_seconds < 0:
+            raise ValueError("backoff seconds must not be negative")
+        if self.multiplier < 1:
+            raise ValueError(f"multiplier must be at least 1, got {self.multiplier}")
+
+    def backoff_seconds(self, retry_number: int, rng: random.Random) -> float:
+        """How long to wait before retry number ``retry_number`` (1 for the first retry)."""
+        cap = min(
+            self.max_backoff_seconds,
+            self.initial_backoff_seconds * self.multiplier ** (retry_number - 1),
+        )
+        return rng.uniform(cap / 2, cap)
+
+
+NO_RETRY = RetryPolicy(max_attempts=1)
+"""A policy that sends every request exactly once."""
+
+
+class Attempts:
+    """The attempts of one call: decides after each failure whether to go again."""
+
+    def __init__(self, policy: RetryPolicy, rng: random.Random) -> None:
+        self._policy = policy
+        self._rng = rng
+        self.made = 1
+        """Attempts made so far, the current one included."""
+
+    def delay_after(self, err: grpc.RpcError) -> float:
+        """Seconds to wait before resending; raises the client error when the call is over."""
+        if not is_retryable(err) or self.made >= self._policy.max_attempts:
+            raise from_rpc_error(err) from err
+        delay = self._policy.backoff_seconds(self.made, self._rng)
+        self.made += 1
+        return delay

@@ -1,0 +1,416 @@
+"""Exceptions of the runjournal client: one class per server reason.
+
+Every refusal from the server is a gRPC status carrying a ``google.rpc.ErrorInfo``
+detail (domain ``runjournal.dev``) whose ``reason`` is a stable upper-case word.
+``from_rpc_error`` maps that reason to a class, never the message text, so code
+can ``except RunClaimedError`` and read ``err.claim_token`` without parsing.
+
+A status without an ErrorInfo did not come from the journal logic: it is a
+transport failure (``UnavailableError``, ``DeadlineExceededError``), an
+authentication layer in front of the server (``UnauthenticatedError``,
+``PermissionDeniedError``) or something else (``StatusError``). A reason this
+client does not know (a newer server) is ``UnknownReasonError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+import grpc
+from google.rpc import error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+ERROR_DOMAIN = "runjournal.dev"
+"""The ``ErrorInfo.domain`` of every runjournal refusal."""
+
+_STATUS_DETAILS_KEY = "grpc-status-details-bin"
+
+
+class RunJournalError(Exception):
+    """Base of every error the client raises.
+
+    ``reason`` is the ErrorInfo reason ("" when the status had none), ``code``
+    the gRPC status code, ``metadata`` the ErrorInfo metadata (all values are
+    strings) and ``message`` the server's explanation, meant for people.
+    """
+
+    REASON: ClassVar[str] = ""
+    """The reason a subclass stands for ("" for the classes chosen by code)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: grpc.StatusCode = grpc.StatusCode.UNKNOWN,
+        reason: str = "",
+        metadata: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.reason = reason
+        self.metadata: dict[str, str] = dict(metadata or {})
+
+    def __str__(self) -> str:
+        label = self.reason or self.code.name
+        return f"{label}: {self.message}"
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(reason={self.reason!r}, code={self.code.name}, "
+            f"message={self.message!r}, metadata={self.metadata!r})"
+        )
+
+    def _int(self, key: str) -> int | None:
+        value = self.metadata.get(key)
+        if value is None:
+            return None
+        try:
+            return int(value)
+        except ValueError:
+            return None
+
+    @property
+    def run_id(self) -> str | None:
+        """The run the error is about, when the server named one."""
+        return self.metadata.get("run_id")
+
+    @property
+    def index(self) -> int | None:
+        """For ``append_batch``: the position of the refused record in the batch."""
+        return self._int("index")
+
+
+# --- errors the server reports with an ErrorInfo reason ---------------------
+
+
+class InvalidArgumentError(RunJournalError):
+    """INVALID_ARGUMENT: a request field is malformed; ``field`` names it."""
+
+    REASON = "INVALID_ARGUMENT"
+
+    @property
+    def field(self) -> str | None:
+        return self.metadata.get("field")
+
+
+class InvalidRecordError(RunJournalError):
+    """INVALID_RECORD: the record breaks its schema or the run's state."""
+
+    REASON = "INVALID_RECORD"
+
+    @property
+    def field(self) -> str | None:
+        return self.metadata.get("field")
+
+    @property
+    def seq(self) -> int | None:
+        return self._int("seq")
+
+
+class RecordTooLargeError(RunJournalError):
+    """RECORD_TOO_LARGE: the encoded record exceeds the server's maximum record size."""
+
+    REASON = "RECORD_TOO_LARGE"
+
+    @property
+    def size(self) -> int | None:
+        return self._int("size")
+
+    @property
+    def limit(self) -> int | None:
+        return self._int("limit")
+
+    @property
+    def seq(self) -> int | None:
+        return self._int("seq")
+
+
+class RunNotFoundError(RunJournalError):
+    """RUN_NOT_FOUND: no journal exists for the run id."""
+
+    REASON = "RUN_NOT_FOUND"
+
+
+class RunExistsError(RunJournalError):
+    """RUN_EXISTS: a different meta record is already stored for the run id."""
+
+    REASON = "RUN_EXISTS"
+
+    @property
+    def last_seq(self) -> int | None:
+        return self._int("last_seq")
+
+
+class SeqGapError(RunJournalError):
+    """SEQ_GAP: the record's seq is beyond ``last_seq + 1``."""
+
+    REASON = "SEQ_GAP"
+
+    @property
+    def seq(self) -> int | None:
+        return self._int("seq")
+
+    @property
+    def last_seq(self) -> int | None:
+        return self._int("last_seq")
+
+
+class SeqConflictError(RunJournalError):
+    """SEQ_CONFLICT: a different record is already stored at the seq."""
+
+    REASON = "SEQ_CONFLICT"
+
+    @property
+    def seq(self) -> int | None:
+        return self._int("seq")
+
+    @property
+    def last_seq(self) -> int | None:
+        return self._int("last_seq")
+
+
+class RunClaimedError(RunJournalError):
+    """RUN_CLAIMED: another worker claimed the run; this writer must stop.
+
+    ``claim_token`` is the current holder's token, ``claimed_by`` its worker id.
+    """
+
+    REASON = "RUN_CLAIMED"
+
+    @property
+    def claim_token(self) -> int | None:
+        return self._int("claim_token")
+
+    @property
+    def claimed_by(self) -> str | None:
+        return self.metadata.get("claimed_by")
+
+
+class RunLockedError(RunJournalError):
+    """RUN_LOCKED: another server process holds the run. Not retried automatically."""
+
+    REASON = "RUN_LOCKED"
+
+
+class VersionMismatchError(RunJournalError):
+    """VERSION_MISMATCH: the journal's format version is not the server's."""
+
+    REASON = "VERSION_MISMATCH"
+
+    @property
+    def found_version(self) -> int | None:
+        return self._int("found_version")
+
+    @property
+    def expected_version(self) -> int | None:
+        return self._int("expected_version")
+
+
+class CorruptJournalError(RunJournalError):
+    """CORRUPT_JOURNAL: the stored journal is damaged at ``line`` and/or ``seq``."""
+
+    REASON = "CORRUPT_JOURNAL"
+
+    @property
+    def line(self) -> int | None:
+        return self._int("line")
+
+    @property
+    def seq(self) -> int | None:
+        return self._int("seq")
+
+
+class ResumeRefusedError(RunJournalError):
+    """RESUME_REFUSED: the resume gate refused the claim; ``fields`` lists why."""
+
+    REASON = "RESUME_REFUSED"
+
+    @property
+    def fields(self) -> list[str]:
+        raw = self.metadata.get("fields", "")
+        return [name for name in raw.split(",") if name]
+
+
+class AlreadyAnsweredError(RunJournalError):
+    """ALREADY_ANSWERED: the call has a result already, at ``answered_at_seq``."""
+
+    REASON = "ALREADY_ANSWERED"
+
+    @property
+    def answered_at_seq(self) -> int | None:
+        return self._int("answered_at_seq")
+
+    @property
+    def tool_use_id(self) -> str | None:
+        return self.metadata.get("tool_use_id")
+
+
+class NotDeferredError(RunJournalError):
+    """NOT_DEFERRED: the call was never deferred, so it takes no answer."""
+
+    REASON = "NOT_DEFERRED"
+
+    @property
+    def tool_use_id(self) -> str | None:
+        return self.metadata.get("tool_use_id")
+
+
+class StorageFullError(RunJournalError):
+    """STORAGE_FULL: the server's store is full; nothing was written."""
+
+    REASON = "STORAGE_FULL"
+
+
+class StorageUnavailableError(RunJournalError):
+    """STORAGE_UNAVAILABLE: the store failed; resending the same request is safe.
+
+    Not retried automatically: the caller decides whether and when.
+    """
+
+    REASON = "STORAGE_UNAVAILABLE"
+
+
+class UnknownReasonError(RunJournalError):
+    """A runjournal reason this client does not know (a newer server)."""
+
+
+# --- statuses without an ErrorInfo: not from the journal logic ----------------
+
+
+class StatusError(RunJournalError):
+    """A gRPC status without a runjournal ErrorInfo and no more specific class."""
+
+
+class UnavailableError(StatusError):
+    """UNAVAILABLE without a reason: the server could not be reached."""
+
+
+class DeadlineExceededError(StatusError):
+    """DEADLINE_EXCEEDED: no answer within the call's deadline."""
+
+
+class UnauthenticatedError(StatusError):
+    """UNAUTHENTICATED: the channel's credentials were missing or refused."""
+
+
+class PermissionDeniedError(StatusError):
+    """PERMISSION_DENIED: the caller may not perform this call."""
+
+
+REASON_ERRORS: dict[str, type[RunJournalError]] = {
+    cls.REASON: cls
+    for cls in (
+        InvalidArgumentError,
+        InvalidRecordError,
+        RecordTooLargeError,
+        RunNotFoundError,
+        RunExistsError,
+        SeqGapError,
+        SeqConflictError,
+        RunClaimedError,
+        RunLockedError,
+        VersionMismatchError,
+        CorruptJournalError,
+        ResumeRefusedError,
+        AlreadyAnsweredError,
+        NotDeferredError,
+        StorageFullError,
+        StorageUnavailableError,
+    )
+}
+"""Every reason the server reports, with its class."""
+
+CODE_ERRORS: dict[grpc.StatusCode, type[StatusError]] = {
+    grpc.StatusCode.UNAVAILABLE: UnavailableError,
+    grpc.StatusCode.DEADLINE_EXCEEDED: DeadlineExceededError,
+    grpc.StatusCode.UNAUTHENTICATED: UnauthenticatedError,
+    grpc.StatusCode.PERMISSION_DENIED: PermissionDeniedError,
+}
+"""Classes for statuses that carry no ErrorInfo, by code."""
+
+
+def error_info(err: grpc.RpcError) -> error_details_pb2.ErrorInfo | None:
+    """The first ``google.rpc.ErrorInfo`` detail of a failed call, if any."""
+    status = _rich_status(err)
+    if status is None:
+        return None
+    for detail in status.details:
+        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            detail.Unpack(info)
+            return info
+    return None
+
+
+def _rich_status(err: grpc.RpcError) -> status_pb2.Status | None:
+    try:
+        return rpc_status.from_call(err)
+    except ValueError:
+        # The status message was rewritten on the way (a proxy): the details
+        # are still the server's, and the reason is what we branch on.
+        pass
+    for key, value in err.trailing_metadata() or ():
+        if key == _STATUS_DETAILS_KEY:
+            return status_pb2.Status.FromString(value)
+    return None
+
+
+def from_rpc_error(err: grpc.RpcError) -> RunJournalError:
+    """The client exception for a failed call, chosen by ErrorInfo reason, else by code."""
+    code: grpc.StatusCode = err.code()
+    message: str = err.details() or ""
+    info = error_info(err)
+    if info is not None and info.domain == ERROR_DOMAIN:
+        cls = REASON_ERRORS.get(info.reason, UnknownReasonError)
+        return cls(message, code=code, reason=info.reason, metadata=dict(info.metadata))
+    status_cls = CODE_ERRORS.get(code, StatusError)
+    metadata = dict(info.metadata) if info is not None else {}
+    reason = info.reason if info is not None else ""
+    return status_cls(message or code.name, code=code, reason=reason, metadata=metadata)
+
+
+def is_retryable(err: grpc.RpcError) -> bool:
+    """True for transport-level UNAVAILABLE / DEADLINE_EXCEEDED carrying no ErrorInfo.
+
+    A status with an ErrorInfo (STORAGE_UNAVAILABLE, RUN_LOCKED, ...) is an
+    answer from the server, and the caller decides what to do about it.
+    """
+    code = err.code()
+    if code not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+        return False
+    return error_info(err) is None
+
+
+__all__ = [
+    "CODE_ERRORS",
+    "ERROR_DOMAIN",
+    "REASON_ERRORS",
+    "AlreadyAnsweredError",
+    "CorruptJournalError",
+    "DeadlineExceededError",
+    "InvalidArgumentError",
+    "InvalidRecordError",
+    "NotDeferredError",
+    "PermissionDeniedError",
+    "RecordTooLargeError",
+    "ResumeRefusedError",
+    "RunClaimedError",
+    "RunExistsError",
+    "RunJournalError",
+    "RunLockedError",
+    "RunNotFoundError",
+    "SeqConflictError",
+    "SeqGapError",
+    "StatusError",
+    "StorageFullError",
+    "StorageUnavailableError",
+    "UnauthenticatedError",
+    "UnavailableError",
+    "UnknownReasonError",
+    "VersionMismatchError",
+    "error_info",
+    "from_rpc_error",
+    "is_retryable",
+]

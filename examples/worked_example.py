@@ -1,0 +1,255 @@
+"""A worked example: a run that crashes, is resumed, waits for a person, and finishes.
+
+Start a server (``runjournal serve``), then::
+
+    python examples/worked_example.py --address 127.0.0.1:50051
+
+Three workers take turns on one run, each with its own client as if they were
+separate processes:
+
+1. worker-a creates the run, records a model turn asking for two tool calls and
+   the result of the first one, then crashes.
+2. worker-b claims the run, sees the pending batch (one of two calls answered),
+   finishes it, records the next turn, defers a call to a person and suspends.
+3. A person answers the deferred call (``client.answer``, the same as the
+   ``runjournal answer`` command).
+4. worker-c claims the run and finishes it.
+
+Every step checks what the server reports; the script exits 1 on anything
+unexpected. Each execution uses a new run id.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+from runjournal import (
+    AlreadyAnsweredError,
+    JournalClient,
+    Run,
+    RunClaimedError,
+    RunJournalError,
+    make_fingerprint,
+    text_block,
+    tool_result_record,
+    tool_use_block,
+)
+from runjournal.v1 import state_pb2
+
+SYSTEM_PROMPT = "You are a release assistant. Check the weather and the news, then ask before deploying."
+TOOLS = [
+    {"name": "weather", "description": "Weather for a city", "input_schema": {"type": "object"}},
+    {"name": "news", "description": "Headlines for a topic", "input_schema": {"type": "object"}},
+    {"name": "deploy", "description": "Deploy a release", "input_schema": {"type": "object"}},
+]
+FINGERPRINT = make_fingerprint(
+    provider="anthropic",
+    model="claude-sonnet-4-5",
+    system_prompt=SYSTEM_PROMPT,
+    thinking_mode="off",
+    tools=TOOLS,
+    max_tokens=4096,
+    max_iterations=10,
+)
+
+
+class Unexpected(Exception):
+    """The server reported something this example does not expect."""
+
+
+def expect(condition: bool, what: str) -> None:
+    if not condition:
+        raise Unexpected(what)
+    print(f"   ok: {what}")
+
+
+def step(title: str) -> None:
+    print(f"\n== {title}")
+
+
+def status_name(status: int) -> str:
+    return state_pb2.RunStatus.Name(status).removeprefix("RUN_STATUS_").lower()
+
+
+def show_pending(state: state_pb2.RunState) -> None:
+    pending = state.pending
+    print(f"   pending batch of iteration {pending.iteration} (assistant at seq {pending.assistant_seq}):")
+    for call in pending.calls:
+        if call.answered:
+            where = f"answered at seq {call.result_seq}"
+        elif call.deferred:
+            where = f"deferred at seq {call.deferral_seq} to {call.deferral.expected_answerer!r}"
+        else:
+            where = "NOT answered yet"
+        print(f"     - {call.tool_use.id} {call.tool_use.name}({call.tool_use.input_json}): {where}")
+
+
+def new_run_id() -> str:
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S")
+    return f"worked-example-{stamp}-{uuid.uuid4().hex[:8]}"
+
+
+def worker_a_crashes(address: str, run_id: str) -> None:
+    step(f"1. worker-a creates run {run_id}")
+    with JournalClient(address) as client:
+        run = Run.create(
+            client,
+            run_id,
+            FINGERPRINT,
+            "Is it a good day to ship release 2.4?",
+            labels={"example": "worked"},
+        )
+        print(f"   seq 1 meta written; claim token {run.claim_token}, next seq {run.next_seq}")
+        seq = run.assistant(
+            1,
+            [
+                text_block("Let me check the weather and the news first."),
+                tool_use_block("call_weather", "weather", {"city": "Lisbon"}),
+                tool_use_block("call_news", "news", {"topic": "outages"}),
+            ],
+            "tool_use",
+            {"input_tokens": 812, "output_tokens": 64},
+        )
+        print(f"   seq {seq} assistant turn 1 asks for call_weather and call_news")
+        seq = run.tool_result("call_weather", "Sunny, 24°C")
+        print(f"   seq {seq} tool_result for call_weather")
+        expect(run.next_seq == 4, "worker-a's next record would be seq 4")
+    print("   worker-a crashes before running call_news (its client is gone)")
+
+
+def worker_b_resumes_and_suspends(address: str, run_id: str) -> None:
+    step("2. worker-b claims the run")
+    with JournalClient(address) as client:
+        run = Run.claim(client, run_id, "worker-b", FINGERPRINT)
+        print(f"   claim token {run.claim_token}, next seq {run.next_seq}")
+        assert run.state is not None and run.gate is not None
+        expect(run.gate.allowed and not run.gate.differences, "the resume gate allows the same configuration")
+        expect(run.state.HasField("pending"), "the claim reports a pending batch")
+        show_pending(run.state)
+        answered = [call.answered for call in run.state.pending.calls]
+        expect(answered == [True, False], "one of the two calls is answered")
+        print(f"   resume reminder: {run.resume_reminder!r}")
+
+        step("2b. worker-a comes back and tries to write with its old token")
+        stale = tool_result_record("call_news", text="stale")
+        stale.seq = run.next_seq
+        try:
+            client.append(run_id, 1, stale)
+        except RunClaimedError as err:
+            print(f"   refused: {err.reason} (claimed by {err.claimed_by!r} at token {err.claim_token})")
+            expect(err.claim_token == run.claim_token, "the refusal names worker-b's claim")
+        else:
+            raise Unexpected("a stale worker was allowed to append")
+
+        step("2c. worker-b finishes the batch; the model wants to deploy, which a person must decide")
+        seq = run.tool_result("call_news", "No outages reported today.")
+        print(f"   seq {seq} tool_result for call_news (batch complete)")
+        seq = run.assistant(
+            2,
+            [
+                text_block("All clear. Deploying needs a human decision."),
+                tool_use_block("call_deploy", "deploy", {"release": "2.4"}),
+            ],
+            "tool_use",
+            {"input_tokens": 901, "output_tokens": 41},
+        )
+        print(f"   seq {seq} assistant turn 2 asks for call_deploy")
+        seq = run.deferral("call_deploy", "production deploys need an on-call sign-off", "on-call")
+        print(f"   seq {seq} deferral of call_deploy to on-call")
+        seq = run.terminal("suspended", "waiting for on-call to answer call_deploy")
+        print(f"   seq {seq} terminal: suspended")
+        state = client.fold(run_id)
+        expect(state.status == state_pb2.RUN_STATUS_SUSPENDED, "the run is suspended")
+        show_pending(state)
+
+
+def person_answers(address: str, run_id: str) -> None:
+    step("3. on-call answers the deferred call")
+    answer_text = "Approved by on-call: deploy 2.4 to production."
+    with tempfile.TemporaryDirectory() as tmp:
+        result_file = Path(tmp) / "answer.txt"
+        result_file.write_text(answer_text, encoding="utf-8")
+        print("   equivalent command line:")
+        print(f"     runjournal answer {run_id} call_deploy --result-file {result_file} --address {address}")
+        with JournalClient(address) as client:
+            seq = client.answer(run_id, "call_deploy", text=result_file.read_text(encoding="utf-8"))
+            print(f"   seq {seq} tool_result for call_deploy (remote), written by the server")
+            try:
+                client.answer(run_id, "call_deploy", text="answering twice")
+            except AlreadyAnsweredError as err:
+                print(f"   a second answer is refused: {err.reason} at seq {err.answered_at_seq}")
+                expect(err.answered_at_seq == seq, "the refusal points at the first answer")
+            else:
+                raise Unexpected("a second answer was accepted")
+            state = client.fold(run_id)
+            expect(state.status == state_pb2.RUN_STATUS_OPEN, "the answered run is open again")
+
+
+def worker_c_finishes(address: str, run_id: str) -> None:
+    step("4. worker-c claims the run and finishes it")
+    with JournalClient(address) as client:
+        run = Run.claim(client, run_id, "worker-c", FINGERPRINT)
+        assert run.state is not None
+        expect(not run.state.HasField("pending"), "nothing is pending after the answer")
+        expect(run.state.next_iteration == 3, "the run resumes at iteration 3")
+        print(f"   claim token {run.claim_token}, next seq {run.next_seq}")
+        seq = run.assistant(3, [text_block("Release 2.4 is deployed.")], "end_turn", {"output_tokens": 9})
+        print(f"   seq {seq} assistant turn 3 (end_turn)")
+        seq = run.terminal("completed", "release 2.4 shipped")
+        print(f"   seq {seq} terminal: completed")
+        state = run.fold()
+        expect(state.status == state_pb2.RUN_STATUS_COMPLETED, "the run is completed")
+        counters = state.counters
+        print(
+            f"   {len(state.conversation)} messages; {counters.llm_calls} model calls, "
+            f"{counters.tool_calls} tool results ({counters.remote_tool_calls} remote), "
+            f"{counters.deferrals} deferral; last seq {state.last_seq}"
+        )
+        expect(
+            (counters.llm_calls, counters.tool_calls, counters.remote_tool_calls) == (3, 3, 1),
+            "3 model calls and 3 tool results, one of them remote",
+        )
+
+        step("5. the journal, as stored")
+        kinds = []
+        for record, line in client.read(run_id):
+            kind = record.WhichOneof("payload")
+            kinds.append(kind)
+            print(f"   seq {record.seq:>2} {kind:<12} {len(line):>4} bytes")
+        expected_kinds = [
+            "meta", "assistant", "tool_result", "claim", "tool_result", "assistant",
+            "deferral", "terminal", "tool_result", "claim", "assistant", "terminal",
+        ]  # fmt: skip
+        expect(kinds == expected_kinds, "the journal holds exactly the records above")
+        listed = {summary.run_id: summary for summary in client.iter_runs(labels={"example": "worked"})}
+        expect(run_id in listed, "the run is listed under its label")
+        print(f"   listed as {status_name(listed[run_id].status)}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--address", default="127.0.0.1:50051", help="the server (default 127.0.0.1:50051)")
+    args = parser.parse_args(argv)
+    run_id = new_run_id()
+    try:
+        worker_a_crashes(args.address, run_id)
+        worker_b_resumes_and_suspends(args.address, run_id)
+        person_answers(args.address, run_id)
+        worker_c_finishes(args.address, run_id)
+    except Unexpected as err:
+        print(f"\nUNEXPECTED: {err}", file=sys.stderr)
+        return 1
+    except RunJournalError as err:
+        print(f"\nUNEXPECTED server error: {err!r}", file=sys.stderr)
+        return 1
+    print(f"\nrun {run_id} completed")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,176 @@
+"""A scripted JournalService on loopback, for the client's own logic.
+
+It answers like a well-behaved server unless a test queued failures for a
+method; it records every request with its deadline and metadata, so tests can
+prove what the client sent (the same bytes on every retry, a deadline on every
+call). Journal semantics are tested against the real server elsewhere.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Mapping
+from concurrent import futures
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from runjournal.v1 import journal_service_pb2 as pb
+from runjournal.v1 import journal_service_pb2_grpc, records_pb2, state_pb2
+
+Action = Callable[[grpc.ServicerContext], None]
+
+
+@dataclass
+class Received:
+    method: str
+    request: Any
+    time_remaining: float | None
+    metadata: dict[str, str]
+
+
+def rich_status(
+    reason: str, code: grpc.StatusCode, metadata: Mapping[str, str], *, domain: str = "runjournal.dev"
+) -> status_pb2.Status:
+    info = error_details_pb2.ErrorInfo(reason=reason, domain=domain, metadata=dict(metadata))
+    detail = any_pb2.Any()
+    detail.Pack(info)
+    return status_pb2.Status(code=getattr(code_pb2, code.name), message=f"{reason} happened", details=[detail])
+
+
+def abort_with_reason(
+    reason: str,
+    code: grpc.StatusCode,
+    metadata: Mapping[str, str] | None = None,
+    *,
+    domain: str = "runjournal.dev",
+) -> Action:
+    status = rich_status(reason, code, metadata or {}, domain=domain)
+
+    def act(context: grpc.ServicerContext) -> None:
+        context.abort_with_status(rpc_status.to_status(status))
+
+    return act
+
+
+@dataclass(frozen=True)
+class _RewrittenStatus(grpc.Status):  # type: ignore[misc]
+    code: grpc.StatusCode
+    details: str
+    trailing_metadata: tuple[tuple[str, bytes], ...]
+
+
+def abort_with_rewritten_message(reason: str, code: grpc.StatusCode, metadata: Mapping[str, str]) -> Action:
+    """A rich status whose message was changed on the way (as a proxy might)."""
+    status = rich_status(reason, code, metadata)
+
+    def act(context: grpc.ServicerContext) -> None:
+        trailer = (("grpc-status-details-bin", status.SerializeToString()),)
+        context.abort_with_status(_RewrittenStatus(code, "rewritten by a proxy", trailer))
+
+    return act
+
+
+def abort_plain(code: grpc.StatusCode) -> Action:
+    def act(context: grpc.ServicerContext) -> None:
+        context.abort(code, f"plain {code.name}")
+
+    return act
+
+
+def outlive_deadline(context: grpc.ServicerContext) -> None:
+    """Answer only after the client's deadline has passed (the call ends first)."""
+    ended = threading.Event()
+    context.add_callback(ended.set)
+    assert ended.wait(timeout=30), "the client's deadline never ended the call"
+
+
+@dataclass
+class FakeJournal(journal_service_pb2_grpc.JournalServiceServicer):  # type: ignore[misc]
+    received: list[Received] = field(default_factory=list)
+    failures: dict[str, list[Action]] = field(default_factory=lambda: defaultdict(list))
+    claim_response: pb.ClaimResponse = field(default_factory=pb.ClaimResponse)
+    fold_state: state_pb2.RunState = field(default_factory=state_pb2.RunState)
+    pages: dict[str, pb.ListRunsResponse] = field(default_factory=dict)
+    read_last_seq: int = 0
+    read_breaks: set[int] = field(default_factory=set)
+    """Seqs before which a Read stream fails UNAVAILABLE (each once)."""
+    stored: dict[int, records_pb2.Record] = field(default_factory=dict)
+    """Records Read streams at their seqs, instead of made-up notes."""
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def fail_next(self, method: str, *actions: Action) -> None:
+        self.failures[method].extend(actions)
+
+    def requests(self, method: str) -> list[Any]:
+        return [r.request for r in self.received if r.method == method]
+
+    def _enter(self, method: str, request: Any, context: grpc.ServicerContext) -> None:
+        with self.lock:
+            self.received.append(
+                Received(method, request, context.time_remaining(), dict(context.invocation_metadata()))
+            )
+            queued = self.failures[method]
+            action = queued.pop(0) if queued else None
+        if action is not None:
+            action(context)
+
+    def Append(self, request: pb.AppendRequest, context: grpc.ServicerContext) -> pb.AppendResponse:
+        self._enter("Append", request, context)
+        return pb.AppendResponse(seq=request.record.seq, last_seq=request.record.seq)
+
+    def AppendBatch(self, request: pb.AppendBatchRequest, context: grpc.ServicerContext) -> pb.AppendBatchResponse:
+        self._enter("AppendBatch", request, context)
+        first = request.records[0].seq
+        return pb.AppendBatchResponse(first_seq=first, last_seq=first + len(request.records) - 1)
+
+    def Claim(self, request: pb.ClaimRequest, context: grpc.ServicerContext) -> pb.ClaimResponse:
+        self._enter("Claim", request, context)
+        return self.claim_response
+
+    def Fold(self, request: pb.FoldRequest, context: grpc.ServicerContext) -> pb.FoldResponse:
+        self._enter("Fold", request, context)
+        return pb.FoldResponse(state=self.fold_state)
+
+    def Answer(self, request: pb.AnswerRequest, context: grpc.ServicerContext) -> pb.AnswerResponse:
+        self._enter("Answer", request, context)
+        return pb.AnswerResponse(seq=42)
+
+    def ListRuns(self, request: pb.ListRunsRequest, context: grpc.ServicerContext) -> pb.ListRunsResponse:
+        self._enter("ListRuns", request, context)
+        return self.pages[request.page_token]
+
+    def Read(self, request: pb.ReadRequest, context: grpc.ServicerContext) -> Iterator[pb.ReadResponse]:
+        self._enter("Read", request, context)
+        for seq in range(max(request.from_seq, 1), self.read_last_seq + 1):
+            if seq in self.read_breaks:
+                self.read_breaks.discard(seq)
+                context.abort(grpc.StatusCode.UNAVAILABLE, "connection reset")
+            record = self.stored.get(seq) or records_pb2.Record(
+                seq=seq, optional=True, note=records_pb2.Note(text=f"n{seq}")
+            )
+            yield pb.ReadResponse(record=record, stored_line=f"line {seq}".encode())
+
+
+@dataclass
+class FakeServer:
+    journal: FakeJournal
+    address: str
+    server: grpc.Server
+
+
+def start_fake_server() -> FakeServer:
+    journal = FakeJournal()
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=8),
+        options=[("grpc.max_send_message_length", 64 * 1024 * 1024)],
+    )
+    journal_service_pb2_grpc.add_JournalServiceServicer_to_server(journal, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    return FakeServer(journal, f"127.0.0.1:{port}", server)

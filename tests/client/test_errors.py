@@ -1,0 +1,169 @@
+"""The client raises one class per server reason, chosen by ErrorInfo, never by text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+import pytest
+
+import runjournal
+from runjournal import errors
+from runjournal_server.errors import Reason
+from runjournal_server.status import STATUS_CODES
+from tests.client.fake_journal import (
+    FakeServer,
+    abort_plain,
+    abort_with_reason,
+    abort_with_rewritten_message,
+)
+
+# reason -> (metadata the server sends, typed properties the client must expose)
+REASON_CASES: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
+    "INVALID_ARGUMENT": ({"field": "run_id"}, {"field": "run_id"}),
+    "INVALID_RECORD": ({"field": "payload.iteration", "seq": "3"}, {"field": "payload.iteration", "seq": 3}),
+    "RECORD_TOO_LARGE": (
+        {"size": "2000000", "limit": "1048576", "seq": "4"},
+        {"size": 2_000_000, "limit": 1_048_576, "seq": 4},
+    ),
+    "RUN_NOT_FOUND": ({"run_id": "r1"}, {"run_id": "r1"}),
+    "RUN_EXISTS": ({"run_id": "r1", "last_seq": "6"}, {"run_id": "r1", "last_seq": 6}),
+    "SEQ_GAP": ({"run_id": "r1", "seq": "9", "last_seq": "5"}, {"seq": 9, "last_seq": 5}),
+    "SEQ_CONFLICT": ({"run_id": "r1", "seq": "4", "last_seq": "5"}, {"seq": 4, "last_seq": 5}),
+    "RUN_CLAIMED": (
+        {"run_id": "r1", "claim_token": "4", "claimed_by": "worker-2"},
+        {"claim_token": 4, "claimed_by": "worker-2"},
+    ),
+    "RUN_LOCKED": ({"run_id": "r1"}, {"run_id": "r1"}),
+    "VERSION_MISMATCH": (
+        {"found_version": "2", "expected_version": "1"},
+        {"found_version": 2, "expected_version": 1},
+    ),
+    "CORRUPT_JOURNAL": ({"run_id": "r1", "line": "7", "seq": "6"}, {"line": 7, "seq": 6}),
+    "RESUME_REFUSED": ({"fields": "provider,model"}, {"fields": ["provider", "model"]}),
+    "ALREADY_ANSWERED": (
+        {"tool_use_id": "c2", "answered_at_seq": "11"},
+        {"tool_use_id": "c2", "answered_at_seq": 11},
+    ),
+    "NOT_DEFERRED": ({"tool_use_id": "c1"}, {"tool_use_id": "c1"}),
+    "STORAGE_FULL": ({"run_id": "r1"}, {"run_id": "r1"}),
+    "STORAGE_UNAVAILABLE": ({"run_id": "r1"}, {"run_id": "r1"}),
+}
+
+
+def _class_name(reason: str) -> str:
+    return "".join(word.capitalize() for word in reason.split("_")) + "Error"
+
+
+def test_every_server_reason_has_a_client_class_named_after_it() -> None:
+    assert set(errors.REASON_ERRORS) == {str(reason) for reason in Reason}
+    assert set(REASON_CASES) == set(errors.REASON_ERRORS)
+    for reason, cls in errors.REASON_ERRORS.items():
+        assert cls.__name__ == _class_name(reason)
+        assert reason == cls.REASON
+        assert getattr(runjournal, cls.__name__) is cls
+
+
+@pytest.mark.parametrize("reason", sorted(REASON_CASES))
+def test_each_reason_is_raised_as_its_class_with_typed_numbers_and_is_never_retried(
+    fake: FakeServer, client: runjournal.JournalClient, reason: str
+) -> None:
+    metadata, expected = REASON_CASES[reason]
+    code = STATUS_CODES[Reason(reason)]
+    fake.journal.fail_next("Fold", abort_with_reason(reason, code, metadata))
+
+    with pytest.raises(errors.REASON_ERRORS[reason]) as caught:
+        client.fold("r1")
+
+    err = caught.value
+    assert err.reason == reason
+    assert err.code == code
+    assert err.metadata == metadata
+    assert err.message == f"{reason} happened"
+    for name, value in expected.items():
+        assert getattr(err, name) == value, name
+    assert isinstance(err.__cause__, grpc.RpcError)
+    # UNAVAILABLE with a reason (RUN_LOCKED, STORAGE_UNAVAILABLE) is an answer, not a transport failure.
+    assert len(fake.journal.requests("Fold")) == 1
+
+
+async def test_the_async_client_maps_reasons_the_same_way(fake: FakeServer) -> None:
+    fake.journal.fail_next(
+        "Append",
+        abort_with_reason("RUN_CLAIMED", grpc.StatusCode.FAILED_PRECONDITION, {"claim_token": "8", "claimed_by": "w9"}),
+    )
+    async with runjournal.AsyncJournalClient(fake.address) as client:
+        with pytest.raises(runjournal.RunClaimedError) as caught:
+            await client.append("r1", 1, runjournal.note_record("x"))
+    assert (caught.value.claim_token, caught.value.claimed_by) == (8, "w9")
+
+
+def test_a_batch_refusal_names_the_refused_record(fake: FakeServer, client: runjournal.JournalClient) -> None:
+    fake.journal.fail_next(
+        "AppendBatch",
+        abort_with_reason("INVALID_RECORD", grpc.StatusCode.INVALID_ARGUMENT, {"index": "2", "seq": "5"}),
+    )
+    with pytest.raises(runjournal.InvalidRecordError) as caught:
+        client.append_batch("r1", 1, [runjournal.note_record("x")])
+    assert caught.value.index == 2 and caught.value.seq == 5
+
+
+def test_a_reason_unknown_to_this_client_keeps_its_reason_and_code(
+    fake: FakeServer, client: runjournal.JournalClient
+) -> None:
+    fake.journal.fail_next("Fold", abort_with_reason("RUN_ON_FIRE", grpc.StatusCode.FAILED_PRECONDITION, {"heat": "9"}))
+    with pytest.raises(runjournal.UnknownReasonError) as caught:
+        client.fold("r1")
+    assert caught.value.reason == "RUN_ON_FIRE"
+    assert caught.value.code == grpc.StatusCode.FAILED_PRECONDITION
+    assert caught.value.metadata == {"heat": "9"}
+
+
+def test_an_error_info_from_another_domain_is_not_read_as_a_runjournal_reason(
+    fake: FakeServer, client: runjournal.JournalClient
+) -> None:
+    fake.journal.fail_next(
+        "Fold",
+        abort_with_reason("SEQ_GAP", grpc.StatusCode.PERMISSION_DENIED, {}, domain="mesh.example.com"),
+    )
+    with pytest.raises(runjournal.PermissionDeniedError) as caught:
+        client.fold("r1")
+    assert not isinstance(caught.value, runjournal.SeqGapError)
+
+
+def test_a_message_rewritten_on_the_way_still_maps_by_reason(
+    fake: FakeServer, client: runjournal.JournalClient
+) -> None:
+    fake.journal.fail_next(
+        "Fold",
+        abort_with_rewritten_message("SEQ_GAP", grpc.StatusCode.FAILED_PRECONDITION, {"last_seq": "3"}),
+    )
+    with pytest.raises(runjournal.SeqGapError) as caught:
+        client.fold("r1")
+    assert caught.value.last_seq == 3
+    assert caught.value.message == "rewritten by a proxy"
+
+
+@pytest.mark.parametrize(
+    ("code", "cls"),
+    [
+        (grpc.StatusCode.UNAUTHENTICATED, runjournal.UnauthenticatedError),
+        (grpc.StatusCode.PERMISSION_DENIED, runjournal.PermissionDeniedError),
+        (grpc.StatusCode.INTERNAL, runjournal.StatusError),
+        (grpc.StatusCode.UNIMPLEMENTED, runjournal.StatusError),
+    ],
+)
+def test_statuses_without_error_info_map_by_code_and_are_not_retried(
+    fake: FakeServer, client: runjournal.JournalClient, code: grpc.StatusCode, cls: type[Exception]
+) -> None:
+    fake.journal.fail_next("Fold", abort_plain(code))
+    with pytest.raises(cls) as caught:
+        client.fold("r1")
+    assert type(caught.value) is cls
+    assert caught.value.code == code and caught.value.reason == ""  # type: ignore[attr-defined]
+    assert len(fake.journal.requests("Fold")) == 1
+
+
+def test_malformed_numbers_in_metadata_read_as_none() -> None:
+    err = runjournal.SeqGapError("m", reason="SEQ_GAP", metadata={"last_seq": "many"})
+    assert err.last_seq is None and err.seq is None
