@@ -136,10 +136,10 @@ class Runs:
                 )
             encoded = records.encode(record, max_record_bytes=self._max_record_bytes)
             if encoded.kind == records.Kind.CLAIM:
-                raise InvalidRecordError("record.claim", "claim records are written by the Claim RPC", seq=record.seq)
+                raise InvalidRecordError("claim", "claim records are written by the Claim RPC", seq=record.seq)
             if encoded.kind == records.Kind.META and record.meta.run_id != run_id:
                 raise InvalidRecordError(
-                    "record.meta.run_id", f"must equal the run id {run_id!r}, got {record.meta.run_id!r}"
+                    "meta.run_id", f"must equal the run id {run_id!r}, got {record.meta.run_id!r}"
                 )
             stored.append(encoded)
         return stored
@@ -242,7 +242,7 @@ class Runs:
             except JournalRuleError as err:
                 if index and slot is not None:
                     slot.folder = None
-                raise InvalidRecordError(f"record.{candidate.kind}", err.detail, seq=err.seq) from err
+                raise InvalidRecordError(str(candidate.kind), err.detail, seq=err.seq) from err
 
     # ------------------------------------------------------------------ claim
 
@@ -387,7 +387,7 @@ class Runs:
         try:
             records.encode(records_pb2.Record(seq=2, tool_result=result), max_record_bytes=self._max_record_bytes)
         except InvalidRecordError as err:
-            raise InvalidArgumentError(err.field.replace("record.tool_result.", ""), str(err)) from err
+            raise InvalidArgumentError(err.field.removeprefix("tool_result."), str(err)) from err
         # Validate before taking any lock: a refusal costs nothing.
         self._check_answerable(run_id, tool_use_id, await self._current_folder(run_id))
         async with self._use(run_id) as slot:
