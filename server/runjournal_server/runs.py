@@ -47,7 +47,7 @@ from runjournal_server.fold import Folder, JournalRuleError, fold_stored
 from runjournal_server.gate import check_resume
 from runjournal_server.ids import validate_run_id
 from runjournal_server.sequence import AppendDecision, check_append
-from runjournal_server.summary import corrupt_summary, is_inert, summarize
+from runjournal_server.summary import corrupt_summary, is_inert, summarize_stored
 
 log = logging.getLogger(__name__)
 
@@ -466,9 +466,7 @@ class Runs:
             ends = await self._backend.ends(run_id, is_inert)
         except CorruptJournalError as err:
             return corrupt_summary(run_id, err.message)
-        assert ends.meta.record is not None
-        significant = ends.last_significant.record
-        return summarize(run_id, ends.meta.record.meta, significant, ends.last_seq)
+        return summarize_stored(run_id, ends.meta, ends.last_significant, ends.last_seq)
 
     async def _meta_infos(self, run_ids: Sequence[str]) -> dict[str, _MetaInfo]:
         missing = [r for r in run_ids if r not in self._meta_cache]

@@ -1,0 +1,494 @@
+"""Fold: a run's records -> its state. Pure and incremental.
+
+``Folder`` applies records one at a time; ``state()`` takes a snapshot. A
+warm server keeps one ``Folder`` per open run and validates each incoming
+record by applying it before writing it, so:
+
+* ``apply`` checks everything first and mutates only after every check has
+  passed: a refused record leaves the ``Folder`` exactly as it was;
+* ``apply`` costs O(size of the record), never O(length of the run);
+  ``state()`` is O(length of the run) and changes nothing, so folding a prefix,
+  taking a snapshot and applying the rest equals folding everything.
+
+The rules:
+
+* The first record is ``meta`` at seq 1, and ``meta`` appears only there; its
+  format version must equal ``FORMAT_VERSION`` exactly (``VersionMismatchError``
+  for older and newer alike). Seqs increase by exactly 1. An unknown protocol
+  id is skipped when ``optional`` and refused otherwise.
+* The open turn is the last ``assistant`` record with its calls (its
+  ``tool_use`` blocks; ids unique across the run). A ``tool_result``,
+  ``deferral`` or ``approval`` must name an unanswered call of the open turn; a
+  call takes one result, one deferral and one decision.
+* ``assistant`` and ``user`` are refused while a call of the open turn has no
+  result (model APIs refuse them; a cancelled call is answered with an error
+  result). Both commit the open turn: its assistant message, then one user
+  message of its results in journal order (none when it had no calls).
+  ``user`` then merges into a trailing user message (the prompt, the results
+  message, an earlier follow-up), because model APIs refuse two user messages
+  in a row.
+* A fully answered turn stays open inside the ``Folder`` until the next
+  ``assistant`` or ``user`` commits it (so a follow-up can merge into its
+  results message). ``state()`` shows a fully answered open turn in
+  ``conversation`` and a partly answered one as ``pending``; that view never
+  changes the ``Folder``.
+* ``claim``, ``note`` and ``reconfigure`` never touch the conversation or the
+  open turn (a claim usually lands between a turn and its results). ``claim``
+  sets the claim token and holder; ``reconfigure`` replaces the effective
+  fingerprint.
+* ``terminal`` describes the run only while it is the last non-inert record
+  (``summary.is_inert_kind``); it does not close the open turn, so a result
+  after a budget or suspend terminal still answers the pending batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from runjournal.v1.records_pb2 import (
+    Approval,
+    AssistantTurn,
+    ClaimNotice,
+    ContentBlock,
+    Decision,
+    Deferral,
+    Fingerprint,
+    Message,
+    Meta,
+    Reconfigure,
+    Record,
+    Role,
+    StopReason,
+    Terminal,
+    ToolResult,
+    ToolUseBlock,
+    UserFollowUp,
+)
+from runjournal.v1.state_pb2 import Counters, PendingBatch, PendingCall, RunState, RunStatus
+from runjournal_server.errors import VersionMismatchError
+from runjournal_server.records import FORMAT_VERSION
+from runjournal_server.summary import TERMINAL_STATUS, StoredLike, is_inert_kind, status_of
+
+_DECISIONS = frozenset({Decision.DECISION_APPROVED, Decision.DECISION_DENIED})
+
+
+class JournalRuleError(Exception):
+    """A record breaks the journal rules.
+
+    ``runs.py`` maps it to ``CORRUPT_JOURNAL`` for a stored record and to
+    ``INVALID_RECORD`` for an incoming one. ``seq`` is the offending record's.
+    """
+
+    def __init__(self, seq: int, detail: str) -> None:
+        super().__init__(f"seq {seq}: {detail}")
+        self.seq = seq
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class CallStatus:
+    """One tool call of the run, as ``Answer`` and ``Approve`` need to check it."""
+
+    tool_use_id: str
+    assistant_seq: int
+    """The seq of the assistant record that asked for the call."""
+    in_open_turn: bool
+    """True when the call belongs to the open (trailing) turn."""
+    result_seq: int
+    """The seq of the result that answered the call; 0 while unanswered."""
+    deferral_seq: int
+    """The seq of the call's deferral; 0 when never deferred."""
+    decision: Decision
+    """The decision recorded on the call, kept after it is spent (unspecified when none)."""
+    approval_seq: int
+    """The seq of that approval; 0 when none."""
+
+    @property
+    def answered(self) -> bool:
+        return self.result_seq != 0
+
+    @property
+    def deferred(self) -> bool:
+        return self.deferral_seq != 0
+
+
+class _Call:
+    """A call's mutable fold state; its records are kept as given (copies)."""
+
+    __slots__ = (
+        "approval",
+        "approval_seq",
+        "assistant_seq",
+        "deferral",
+        "deferral_seq",
+        "result",
+        "result_seq",
+        "tool_use",
+    )
+
+    def __init__(self, tool_use: ToolUseBlock, assistant_seq: int) -> None:
+        self.tool_use = tool_use
+        self.assistant_seq = assistant_seq
+        self.result_seq = 0
+        self.result: ToolResult | None = None
+        self.deferral_seq = 0
+        self.deferral: Deferral | None = None
+        self.approval_seq = 0
+        self.approval: Approval | None = None
+
+
+class _Turn:
+    """The open turn: the last assistant record, its calls and the results so far."""
+
+    __slots__ = ("calls", "iteration", "message", "results", "seq", "unanswered")
+
+    def __init__(self, seq: int, iteration: int, message: Message, calls: list[_Call]) -> None:
+        self.seq = seq
+        self.iteration = iteration
+        self.message = message
+        self.calls = calls
+        self.results: list[ContentBlock] = []
+        self.unanswered = len(calls)
+
+
+class Folder:
+    """The incremental fold of one run; see the module docstring for the rules."""
+
+    def __init__(self) -> None:
+        self._meta: Meta | None = None
+        self._last_seq = 0
+        self._conversation: list[Message] = []
+        self._turn: _Turn | None = None
+        self._calls: dict[str, _Call] = {}
+        self._counters = Counters()
+        self._last_iteration = 0
+        self._last_stop_reason: StopReason = StopReason.STOP_REASON_UNSPECIFIED
+        self._terminal: Terminal | None = None
+        self._fingerprint = Fingerprint()
+        self._claim_token = 0
+        self._claimed_by = ""
+
+    # -- applying records ------------------------------------------------
+
+    def apply(self, record: Record) -> None:
+        """Fold one record of a known protocol id; refused records change nothing."""
+        seq = record.seq
+        kind = record.WhichOneof("payload")
+        if kind is None:
+            raise JournalRuleError(seq, "the record has no payload")
+        self._check_position(seq, kind)
+        match kind:
+            case "meta":
+                self._apply_meta(seq, record.meta)
+            case "assistant":
+                self._apply_assistant(seq, record.assistant)
+            case "user":
+                self._apply_user(seq, record.user)
+            case "tool_result":
+                self._apply_tool_result(seq, record.tool_result)
+            case "deferral":
+                self._apply_deferral(seq, record.deferral)
+            case "approval":
+                self._apply_approval(seq, record.approval)
+            case "claim":
+                self._apply_claim(seq, record.claim)
+            case "terminal":
+                self._apply_terminal(seq, record.terminal)
+            case "reconfigure":
+                self._apply_reconfigure(seq, record.reconfigure)
+            case "note":
+                pass  # no effect beyond the last seq
+            case _:
+                raise JournalRuleError(seq, f"protocol id {kind!r} has no fold rule")
+        self._advance(seq, kind, known=True, optional=record.optional)
+
+    def skip_unknown(self, seq: int, kind: str, optional: bool) -> None:
+        """Fold a record of a protocol id this server does not know: skipped only when optional."""
+        self._check_position(seq, kind)
+        if not optional:
+            raise JournalRuleError(seq, f"unknown protocol id {kind!r} is not optional; a newer server wrote this run")
+        self._advance(seq, kind, known=False, optional=True)
+
+    def apply_stored(self, stored: StoredLike) -> None:
+        """Fold one stored record (``records.StoredRecord``)."""
+        if stored.record is None:
+            self.skip_unknown(stored.seq, stored.kind, stored.optional)
+        else:
+            self.apply(stored.record)
+
+    def _check_position(self, seq: int, kind: str) -> None:
+        if self._meta is None:
+            if kind != "meta":
+                raise JournalRuleError(seq, f"the first record must be 'meta', not {kind!r}")
+            if seq != 1:
+                raise JournalRuleError(seq, "the meta record must be at seq 1")
+            return
+        if seq != self._last_seq + 1:
+            raise JournalRuleError(seq, f"expected seq {self._last_seq + 1}: a journal has no gaps")
+        if kind == "meta":
+            raise JournalRuleError(seq, "a second meta record; meta appears only at seq 1")
+
+    def _advance(self, seq: int, kind: str, *, known: bool, optional: bool) -> None:
+        self._last_seq = seq
+        if not is_inert_kind(kind, known=known, optional=optional) and kind != "terminal":
+            self._terminal = None
+
+    def _apply_meta(self, seq: int, meta: Meta) -> None:
+        if meta.format_version != FORMAT_VERSION:
+            raise VersionMismatchError(meta.run_id, meta.format_version, FORMAT_VERSION)
+        self._meta = Meta()
+        self._meta.CopyFrom(meta)
+        self._conversation.append(Message(role=Role.ROLE_USER, content=meta.prompt))
+        self._fingerprint.CopyFrom(meta.fingerprint)
+        self._claim_token = seq
+
+    def _apply_assistant(self, seq: int, turn: AssistantTurn) -> None:
+        self._refuse_while_unanswered(seq, "an assistant record")
+        if turn.iteration <= self._last_iteration:
+            raise JournalRuleError(seq, f"iteration {turn.iteration} does not follow iteration {self._last_iteration}")
+        new_ids: set[str] = set()
+        for block in turn.content:
+            if block.WhichOneof("block") != "tool_use":
+                continue
+            call_id = block.tool_use.id
+            if call_id in new_ids or call_id in self._calls:
+                raise JournalRuleError(seq, f"tool_use id {call_id!r} is already used in this run")
+            new_ids.add(call_id)
+        # Every check passed: mutate.
+        self._commit_turn()
+        message = Message(role=Role.ROLE_ASSISTANT, content=turn.content)
+        calls = [_Call(block.tool_use, seq) for block in message.content if block.HasField("tool_use")]
+        for call in calls:
+            self._calls[call.tool_use.id] = call
+        self._turn = _Turn(seq, turn.iteration, message, calls)
+        self._last_iteration = turn.iteration
+        self._last_stop_reason = turn.stop_reason
+        counters, usage = self._counters, turn.usage
+        counters.llm_calls += 1
+        counters.input_tokens += usage.input_tokens
+        counters.output_tokens += usage.output_tokens
+        counters.cache_read_tokens += usage.cache_read_tokens
+        counters.cache_write_tokens += usage.cache_write_tokens
+
+    def _apply_user(self, seq: int, follow_up: UserFollowUp) -> None:
+        self._refuse_while_unanswered(seq, "a user follow-up")
+        self._commit_turn()
+        last = self._conversation[-1]
+        if last.role == Role.ROLE_USER:
+            last.content.extend(follow_up.content)
+        else:
+            self._conversation.append(Message(role=Role.ROLE_USER, content=follow_up.content))
+
+    def _apply_tool_result(self, seq: int, result: ToolResult) -> None:
+        call = self._open_call(seq, result.tool_use_id, "a tool result")
+        call.result_seq = seq
+        call.result = ToolResult()
+        call.result.CopyFrom(result)
+        block = ContentBlock()
+        block.tool_result.tool_use_id = result.tool_use_id
+        block.tool_result.content.extend(result.content)
+        block.tool_result.is_error = result.is_error
+        assert self._turn is not None
+        self._turn.results.append(block)
+        self._turn.unanswered -= 1
+        self._counters.tool_calls += 1
+        if result.remote:
+            self._counters.remote_tool_calls += 1
+
+    def _apply_deferral(self, seq: int, deferral: Deferral) -> None:
+        call = self._open_call(seq, deferral.tool_use_id, "a deferral")
+        if call.deferral_seq:
+            raise JournalRuleError(
+                seq, f"call {deferral.tool_use_id!r} was already deferred at seq {call.deferral_seq}"
+            )
+        call.deferral_seq = seq
+        call.deferral = Deferral()
+        call.deferral.CopyFrom(deferral)
+        self._counters.deferrals += 1
+
+    def _apply_approval(self, seq: int, approval: Approval) -> None:
+        if approval.decision not in _DECISIONS:
+            raise JournalRuleError(seq, f"approval decision {approval.decision} is neither approved nor denied")
+        call = self._open_call(seq, approval.tool_use_id, "an approval")
+        if call.approval_seq:
+            raise JournalRuleError(
+                seq, f"call {approval.tool_use_id!r} already has a decision from seq {call.approval_seq}"
+            )
+        call.approval_seq = seq
+        call.approval = Approval()
+        call.approval.CopyFrom(approval)
+
+    def _apply_claim(self, seq: int, claim: ClaimNotice) -> None:
+        self._claim_token = seq
+        self._claimed_by = claim.worker_id
+
+    def _apply_terminal(self, seq: int, terminal: Terminal) -> None:
+        if terminal.reason not in TERMINAL_STATUS:
+            raise JournalRuleError(seq, f"terminal reason {terminal.reason} is not a known reason")
+        self._terminal = Terminal()
+        self._terminal.CopyFrom(terminal)
+
+    def _apply_reconfigure(self, seq: int, reconfigure: Reconfigure) -> None:
+        self._fingerprint = Fingerprint()
+        self._fingerprint.CopyFrom(reconfigure.fingerprint)
+
+    def _refuse_while_unanswered(self, seq: int, what: str) -> None:
+        turn = self._turn
+        if turn is not None and turn.unanswered:
+            missing = [c.tool_use.id for c in turn.calls if not c.result_seq]
+            raise JournalRuleError(
+                seq,
+                f"{what} while call(s) {', '.join(map(repr, missing))} of the turn at seq {turn.seq} "
+                "have no result; answer every call first (a cancelled call gets an error result)",
+            )
+
+    def _open_call(self, seq: int, tool_use_id: str, what: str) -> _Call:
+        """The unanswered call ``tool_use_id`` of the open turn, or ``JournalRuleError``."""
+        call = self._calls.get(tool_use_id)
+        if call is None:
+            raise JournalRuleError(seq, f"{what} for unknown call {tool_use_id!r}")
+        if self._turn is None or call.assistant_seq != self._turn.seq:
+            raise JournalRuleError(
+                seq,
+                f"{what} for call {tool_use_id!r} of the committed turn at seq {call.assistant_seq}; "
+                "only calls of the open turn take one",
+            )
+        if call.result_seq:
+            raise JournalRuleError(
+                seq, f"{what} for call {tool_use_id!r}, which was already answered at seq {call.result_seq}"
+            )
+        return call
+
+    def _commit_turn(self) -> None:
+        turn = self._turn
+        if turn is None:
+            return
+        self._conversation.append(turn.message)
+        if turn.results:
+            self._conversation.append(Message(role=Role.ROLE_USER, content=turn.results))
+        self._turn = None
+
+    # -- cheap queries -----------------------------------------------------
+
+    @property
+    def last_seq(self) -> int:
+        """The seq of the last record folded; 0 before the meta."""
+        return self._last_seq
+
+    @property
+    def run_id(self) -> str:
+        return self._meta.run_id if self._meta is not None else ""
+
+    @property
+    def claim_token(self) -> int:
+        """The seq of the latest claim, or 1 (the meta seq) before any; 0 before the meta."""
+        return self._claim_token
+
+    @property
+    def claimed_by(self) -> str:
+        return self._claimed_by
+
+    @property
+    def has_pending(self) -> bool:
+        """True while a call of the open turn has no result (a pending batch exists)."""
+        return self._turn is not None and self._turn.unanswered > 0
+
+    @property
+    def effective_fingerprint(self) -> Fingerprint:
+        """A copy of the fingerprint in force: meta's, replaced by each reconfigure."""
+        fingerprint = Fingerprint()
+        fingerprint.CopyFrom(self._fingerprint)
+        return fingerprint
+
+    @property
+    def status(self) -> RunStatus:
+        """The run status by the listing rule; unspecified before the meta."""
+        if self._meta is None:
+            return RunStatus.RUN_STATUS_UNSPECIFIED
+        return status_of(self._terminal)
+
+    def result_seq(self, tool_use_id: str) -> int | None:
+        """The seq of the result that answered ``tool_use_id`` anywhere in the run, or None."""
+        call = self._calls.get(tool_use_id)
+        return call.result_seq if call is not None and call.result_seq else None
+
+    def call_status(self, tool_use_id: str) -> CallStatus | None:
+        """Where call ``tool_use_id`` stands, or None when no assistant record asked for it."""
+        call = self._calls.get(tool_use_id)
+        if call is None:
+            return None
+        return CallStatus(
+            tool_use_id=tool_use_id,
+            assistant_seq=call.assistant_seq,
+            in_open_turn=self._turn is not None and call.assistant_seq == self._turn.seq,
+            result_seq=call.result_seq,
+            deferral_seq=call.deferral_seq,
+            decision=call.approval.decision if call.approval is not None else Decision.DECISION_UNSPECIFIED,
+            approval_seq=call.approval_seq,
+        )
+
+    # -- snapshot ----------------------------------------------------------
+
+    def state(self) -> RunState:
+        """A snapshot of the run (a fresh proto the caller may keep); changes nothing."""
+        state = RunState(last_seq=self._last_seq)
+        if self._meta is None:
+            return state
+        state.run_id = self._meta.run_id
+        state.meta.CopyFrom(self._meta)
+        state.conversation.extend(self._conversation)
+        turn = self._turn
+        if turn is not None and turn.unanswered == 0:
+            state.conversation.append(turn.message)
+            if turn.results:
+                state.conversation.append(Message(role=Role.ROLE_USER, content=turn.results))
+        elif turn is not None:
+            state.pending.CopyFrom(_pending_batch(turn))
+        state.counters.CopyFrom(self._counters)
+        state.next_iteration = self._last_iteration + 1
+        state.last_stop_reason = self._last_stop_reason
+        if self._terminal is not None:
+            state.terminal.CopyFrom(self._terminal)
+        state.status = status_of(self._terminal)
+        state.effective_fingerprint.CopyFrom(self._fingerprint)
+        state.claim_token = self._claim_token
+        state.claimed_by = self._claimed_by
+        return state
+
+
+def _pending_batch(turn: _Turn) -> PendingBatch:
+    batch = PendingBatch(assistant_seq=turn.seq, iteration=turn.iteration, assistant=turn.message)
+    for call in turn.calls:
+        pending = PendingCall(tool_use=call.tool_use)
+        if call.result is not None:
+            # An approval is spent once its call has a result.
+            pending.answered = True
+            pending.result_seq = call.result_seq
+            pending.result.CopyFrom(call.result)
+        elif call.approval is not None:
+            pending.decision = call.approval.decision
+            pending.approval_seq = call.approval_seq
+            pending.approval.CopyFrom(call.approval)
+        if call.deferral is not None:
+            pending.deferred = True
+            pending.deferral_seq = call.deferral_seq
+            pending.deferral.CopyFrom(call.deferral)
+        batch.calls.append(pending)
+    return batch
+
+
+def fold(records: Iterable[Record]) -> Folder:
+    """Fold known records in order (a prefix folds "as of" its last seq)."""
+    folder = Folder()
+    for record in records:
+        folder.apply(record)
+    return folder
+
+
+def fold_stored(stored_records: Iterable[StoredLike]) -> Folder:
+    """Fold stored records in order, skipping unknown optional protocol ids."""
+    folder = Folder()
+    for stored in stored_records:
+        folder.apply_stored(stored)
+    return folder

@@ -1,0 +1,175 @@
+"""Small builders for journal records, shared by the unit tests.
+
+Each returns a ``Record`` proto with the given seq; defaults are the boring
+valid choice so a test spells out only what it is about.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from runjournal.v1.records_pb2 import (
+    Approval,
+    AssistantTurn,
+    ClaimNotice,
+    ContentBlock,
+    Decision,
+    Deferral,
+    Fingerprint,
+    Meta,
+    Note,
+    Reconfigure,
+    Record,
+    StopReason,
+    Terminal,
+    TerminalReason,
+    TextBlock,
+    ToolResult,
+    ToolUseBlock,
+    Usage,
+    UserFollowUp,
+)
+from runjournal_server.records import FORMAT_VERSION
+
+RUN_ID = "run-1"
+
+
+def text(value: str) -> ContentBlock:
+    return ContentBlock(text=TextBlock(text=value))
+
+
+def tool_use(call_id: str, name: str = "search", input_json: str = "{}") -> ContentBlock:
+    return ContentBlock(tool_use=ToolUseBlock(id=call_id, name=name, input_json=input_json))
+
+
+def fingerprint(**fields: object) -> Fingerprint:
+    values: dict[str, object] = {
+        "provider": "anthropic",
+        "model": "claude-x",
+        "system_prompt_sha256": "a" * 64,
+        "thinking_mode": "off",
+        "tools_sha256": "b" * 64,
+        "max_tokens": 4096,
+        "max_iterations": 50,
+    }
+    values.update(fields)
+    return Fingerprint(**values)  # type: ignore[arg-type]
+
+
+def meta(
+    seq: int = 1,
+    *,
+    run_id: str = RUN_ID,
+    prompt: str = "hello",
+    format_version: int = FORMAT_VERSION,
+    fp: Fingerprint | None = None,
+    labels: dict[str, str] | None = None,
+    task_id: str = "",
+) -> Record:
+    payload = Meta(
+        format_version=format_version,
+        run_id=run_id,
+        fingerprint=fp if fp is not None else fingerprint(),
+        prompt=[text(prompt)],
+        labels=labels or {},
+        task_id=task_id,
+    )
+    payload.created_at.FromSeconds(1_700_000_000)
+    return Record(seq=seq, meta=payload)
+
+
+def assistant(
+    seq: int,
+    iteration: int,
+    calls: Sequence[str] = (),
+    *,
+    say: str = "",
+    stop_reason: StopReason | None = None,
+    usage: tuple[int, int, int, int] = (10, 5, 0, 0),
+) -> Record:
+    """An assistant turn: optional text, then one tool_use block per call id."""
+    content = [text(say or f"turn {iteration}")] + [tool_use(call_id) for call_id in calls]
+    if stop_reason is None:
+        stop_reason = StopReason.STOP_REASON_TOOL_USE if calls else StopReason.STOP_REASON_END_TURN
+    inp, out, cache_read, cache_write = usage
+    return Record(
+        seq=seq,
+        assistant=AssistantTurn(
+            iteration=iteration,
+            content=content,
+            stop_reason=stop_reason,
+            usage=Usage(
+                input_tokens=inp,
+                output_tokens=out,
+                cache_read_tokens=cache_read,
+                cache_write_tokens=cache_write,
+            ),
+        ),
+    )
+
+
+def user(seq: int, say: str = "more please") -> Record:
+    return Record(seq=seq, user=UserFollowUp(content=[text(say)]))
+
+
+def result(seq: int, call_id: str, say: str = "", *, is_error: bool = False, remote: bool = False) -> Record:
+    return Record(
+        seq=seq,
+        tool_result=ToolResult(
+            tool_use_id=call_id,
+            content=[text(say or f"result of {call_id}")],
+            is_error=is_error,
+            remote=remote,
+        ),
+    )
+
+
+def deferral(seq: int, call_id: str, reason: str = "needs a person", answerer: str = "ops") -> Record:
+    return Record(seq=seq, deferral=Deferral(tool_use_id=call_id, reason=reason, expected_answerer=answerer))
+
+
+def approval(seq: int, call_id: str, *, approved: bool = True, approver: str = "alice") -> Record:
+    decision = Decision.DECISION_APPROVED if approved else Decision.DECISION_DENIED
+    return Record(seq=seq, approval=Approval(tool_use_id=call_id, decision=decision, approver=approver))
+
+
+def claim(seq: int, worker: str = "worker-2") -> Record:
+    return Record(seq=seq, claim=ClaimNotice(worker_id=worker, host="host", pid=42, reason="resume"))
+
+
+def terminal(
+    seq: int,
+    reason: TerminalReason = TerminalReason.TERMINAL_REASON_COMPLETED,
+    message: str = "done",
+) -> Record:
+    return Record(seq=seq, terminal=Terminal(reason=reason, message=message))
+
+
+def reconfigure(seq: int, fp: Fingerprint, changed: Sequence[str] = ("model",)) -> Record:
+    return Record(seq=seq, reconfigure=Reconfigure(fingerprint=fp, changed_fields=list(changed)))
+
+
+def note(seq: int, say: str = "progress") -> Record:
+    return Record(seq=seq, optional=True, note=Note(text=say))
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A stand-in for ``records.StoredRecord``: what fold and the listing read."""
+
+    seq: int
+    kind: str
+    optional: bool
+    record: Record | None
+
+
+def stored(record: Record) -> Stored:
+    kind = record.WhichOneof("payload")
+    assert kind is not None
+    return Stored(record.seq, kind, record.optional, record)
+
+
+def unknown(seq: int, kind: str = "future_thing", *, optional: bool = True) -> Stored:
+    """A stored record of a protocol id this server does not know."""
+    return Stored(seq, kind, optional, None)
