@@ -13,6 +13,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from runjournal.v1 import journal_service_pb2, journal_service_pb2_grpc
+from runjournal_server.auth import TokenFileError, TokenTable
 from runjournal_server.backends import make_backend
 from runjournal_server.config import Config
 from runjournal_server.runs import Runs
@@ -35,8 +36,34 @@ def grpc_options(config: Config) -> list[tuple[str, int]]:
     ]
 
 
+def _load_tokens(config: Config) -> TokenTable | None:
+    if config.auth_tokens_file is None:
+        return None
+    try:
+        return TokenTable.from_file(config.auth_tokens_file)
+    except TokenFileError as err:
+        raise ServerStartError(str(err)) from err
+
+
+def _add_port(server: grpc.aio.Server, config: Config) -> int:
+    """Plaintext, TLS, or mutual TLS, by configuration alone."""
+    if config.tls_cert is None or config.tls_key is None:
+        return server.add_insecure_port(config.listen)
+    try:
+        chain = config.tls_cert.read_bytes()
+        key = config.tls_key.read_bytes()
+        client_ca = config.tls_client_ca.read_bytes() if config.tls_client_ca else None
+    except OSError as err:
+        raise ServerStartError(f"cannot read TLS file {err.filename}: {err.strerror}") from err
+    credentials = grpc.ssl_server_credentials(
+        [(key, chain)], root_certificates=client_ca, require_client_auth=client_ca is not None
+    )
+    return server.add_secure_port(config.listen, credentials)
+
+
 async def serve(config: Config, *, on_ready: Callable[[str], None] | None = None) -> None:
     """Run the server until SIGTERM or SIGINT, then drain calls and release every lock."""
+    tokens = _load_tokens(config)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -46,12 +73,12 @@ async def serve(config: Config, *, on_ready: Callable[[str], None] | None = None
     await backend.start()
     runs = Runs(backend, max_record_bytes=config.max_record_bytes, max_open_journals=config.max_open_journals)
     server = grpc.aio.server(options=grpc_options(config))
-    journal_service_pb2_grpc.add_JournalServiceServicer_to_server(JournalServicer(runs), server)
+    journal_service_pb2_grpc.add_JournalServiceServicer_to_server(JournalServicer(runs, tokens), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
     try:
-        port = server.add_insecure_port(config.listen)
+        port = _add_port(server, config)
     except RuntimeError as err:
         await backend.close()
         raise ServerStartError(f"cannot listen on {config.listen}: {err}") from err
@@ -59,7 +86,13 @@ async def serve(config: Config, *, on_ready: Callable[[str], None] | None = None
     address = f"{config.listen.rpartition(':')[0]}:{port}"
     for name in ("", SERVICE_NAME):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    log.info("runjournal listening on %s (backend %s)", address, config.backend)
+    log.info(
+        "runjournal listening on %s (backend %s, %s, %s)",
+        address,
+        config.backend,
+        "mTLS" if config.tls_client_ca else "TLS" if config.tls_cert else "plaintext",
+        "token auth" if tokens else "no auth",
+    )
     if on_ready is not None:
         on_ready(address)
     try:

@@ -25,7 +25,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
-    return int(args.handler(args))
+    if args.command == "serve":
+        return int(args.handler(args))
+    from runjournal.errors import RunJournalError
+
+    try:
+        return int(args.handler(args))
+    except RunJournalError as err:
+        # People read the reason and the server's message; no traceback.
+        label = err.reason or err.code.name
+        print(f"runjournal: {label}: {err.message}", file=sys.stderr)
+        return 1
 
 
 def _parser() -> argparse.ArgumentParser:

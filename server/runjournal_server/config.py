@@ -79,6 +79,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("io_threads", _positive_int, 32, "threads for disk I/O and fsync"),
     Setting("shutdown_grace_seconds", _non_negative_float, 10.0, "time to drain in-flight calls on SIGTERM"),
     Setting("log_level", _choice(LOG_LEVELS, upper=True), "INFO", "logging level"),
+    Setting("tls_cert", Path, None, "PEM server certificate chain; enables TLS (with tls_key)"),
+    Setting("tls_key", Path, None, "PEM private key of tls_cert"),
+    Setting(
+        "tls_client_ca", Path, None, "PEM CA bundle; when set, clients must present a certificate it signed (mTLS)"
+    ),
+    Setting("auth_tokens_file", Path, None, "TOML file of bearer tokens and their run-id prefixes; enables auth"),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
@@ -95,8 +101,16 @@ class Config:
     io_threads: int = 32
     shutdown_grace_seconds: float = 10.0
     log_level: str = "INFO"
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    tls_client_ca: Path | None = None
+    auth_tokens_file: Path | None = None
 
     def __post_init__(self) -> None:
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ConfigError("tls_cert and tls_key go together: set both to serve TLS, or neither")
+        if self.tls_client_ca is not None and self.tls_cert is None:
+            raise ConfigError("tls_client_ca (mTLS) needs tls_cert and tls_key")
         if self.max_message_bytes < self.max_record_bytes + 64 * 1024:
             raise ConfigError(
                 "max_message_bytes must exceed max_record_bytes by at least 64 KiB so a maximal record fits"

@@ -34,6 +34,8 @@ class Reason(enum.StrEnum):
     NOT_DEFERRED = "NOT_DEFERRED"
     STORAGE_FULL = "STORAGE_FULL"
     STORAGE_UNAVAILABLE = "STORAGE_UNAVAILABLE"
+    UNAUTHENTICATED = "UNAUTHENTICATED"
+    PERMISSION_DENIED = "PERMISSION_DENIED"
 
 
 class JournalError(Exception):
@@ -250,5 +252,22 @@ class StorageUnavailableError(JournalError):
         subject = f"run {run_id!r}: " if run_id else ""
         super().__init__(
             f"{subject}the store failed ({detail}); nothing was acknowledged, retry the same request",
+            run_id=run_id,
+        )
+
+
+class UnauthenticatedError(JournalError):
+    reason = Reason.UNAUTHENTICATED
+
+    def __init__(self) -> None:
+        super().__init__("this server requires a bearer token: send 'authorization: Bearer <token>' metadata")
+
+
+class PermissionDeniedError(JournalError):
+    reason = Reason.PERMISSION_DENIED
+
+    def __init__(self, run_id: str, token_name: str) -> None:
+        super().__init__(
+            f"token {token_name!r} may not access run {run_id!r}: it is outside the token's run-id prefixes",
             run_id=run_id,
         )

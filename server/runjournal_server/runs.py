@@ -44,7 +44,7 @@ from runjournal_server.errors import (
     SeqGapError,
 )
 from runjournal_server.fold import Folder, JournalRuleError, fold_stored
-from runjournal_server.gate import check_resume
+from runjournal_server.gate import blocking_fields, check_resume, has_hard_block
 from runjournal_server.ids import validate_run_id
 from runjournal_server.sequence import AppendDecision, check_append
 from runjournal_server.summary import corrupt_summary, is_inert, summarize_stored
@@ -138,9 +138,7 @@ class Runs:
             if encoded.kind == records.Kind.CLAIM:
                 raise InvalidRecordError("claim", "claim records are written by the Claim RPC", seq=record.seq)
             if encoded.kind == records.Kind.META and record.meta.run_id != run_id:
-                raise InvalidRecordError(
-                    "meta.run_id", f"must equal the run id {run_id!r}, got {record.meta.run_id!r}"
-                )
+                raise InvalidRecordError("meta.run_id", f"must equal the run id {run_id!r}, got {record.meta.run_id!r}")
             stored.append(encoded)
         return stored
 
@@ -315,9 +313,7 @@ class Runs:
     ) -> state_pb2.GateReport:
         report = check_resume(folder.effective_fingerprint, fingerprint, has_pending=folder.has_pending, force=force)
         if not report.allowed:
-            blocking = [d for d in report.differences if d.blocks]
-            hard = any(d.field_class == state_pb2.FIELD_CLASS_HARD for d in blocking)
-            raise ResumeRefusedError(run_id, [d.field for d in blocking], hard)
+            raise ResumeRefusedError(run_id, blocking_fields(report), has_hard_block(report))
         return report
 
     # ------------------------------------------------------------------- fold
@@ -423,6 +419,7 @@ class Runs:
         page_token: str,
         status: int,
         labels: Mapping[str, str],
+        run_id_prefixes: Sequence[str] = ("",),
     ) -> tuple[list[state_pb2.RunSummary], str]:
         """A page of summaries, newest first, by the shared listing rule."""
         if page_size < 0 or page_size > MAX_PAGE_SIZE:
@@ -431,7 +428,7 @@ class Runs:
         if status not in state_pb2.RunStatus.values():
             raise InvalidArgumentError("status", f"unknown status {status}")
         after = decode_page_token(page_token)
-        run_ids = await self._backend.list_run_ids()
+        run_ids = [r for r in await self._backend.list_run_ids() if r.startswith(tuple(run_id_prefixes))]
         infos = await self._meta_infos(run_ids)
         ordered = sorted(run_ids, key=lambda r: infos[r].sort_key if r in infos else (0, 0, r), reverse=True)
         page: list[state_pb2.RunSummary] = []

@@ -16,6 +16,7 @@ import grpc
 
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc as pb_grpc
+from runjournal_server.auth import UNRESTRICTED, Access, TokenTable
 from runjournal_server.errors import JournalError
 from runjournal_server.runs import Runs
 from runjournal_server.status import to_status
@@ -26,14 +27,14 @@ Response = TypeVar("Response")
 
 
 def _unary(
-    method: Callable[[Any, Any, grpc.aio.ServicerContext], Awaitable[Response]],
+    method: Callable[[Any, Any, grpc.aio.ServicerContext, Access], Awaitable[Response]],
 ) -> Callable[[Any, Any, grpc.aio.ServicerContext], Awaitable[Response]]:
-    """Turn domain errors into rich statuses and hide unexpected ones."""
+    """Authorize, then turn domain errors into rich statuses and hide unexpected ones."""
 
     @functools.wraps(method)
-    async def handler(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Response:
+    async def handler(self: JournalServicer, request: Any, context: grpc.aio.ServicerContext) -> Response:
         try:
-            return await method(self, request, context)
+            return await method(self, request, context, self.authorize(request, context))
         except JournalError as err:
             await context.abort_with_status(to_status(err))
         except Exception:
@@ -47,17 +48,30 @@ def _unary(
 class JournalServicer(pb_grpc.JournalServiceServicer):
     """JournalService over ``Runs``."""
 
-    def __init__(self, runs: Runs) -> None:
+    def __init__(self, runs: Runs, tokens: TokenTable | None = None) -> None:
         self._runs = runs
+        self._tokens = tokens
+
+    def authorize(self, request: Any, context: grpc.aio.ServicerContext) -> Access:
+        """The caller's access; with tokens configured, its run-id prefixes bound every run it names."""
+        if self._tokens is None:
+            return UNRESTRICTED
+        access = self._tokens.authenticate(context.invocation_metadata() or ())
+        run_id = getattr(request, "run_id", None)
+        if run_id is not None:
+            access.check_run(run_id)
+        return access
 
     @_unary
-    async def Append(self, request: pb.AppendRequest, context: grpc.aio.ServicerContext) -> pb.AppendResponse:
+    async def Append(
+        self, request: pb.AppendRequest, context: grpc.aio.ServicerContext, access: Access
+    ) -> pb.AppendResponse:
         outcome = await self._runs.append(request.run_id, request.claim_token, [request.record])
         return pb.AppendResponse(seq=outcome.first_seq, duplicate=outcome.duplicates == 1, last_seq=outcome.last_seq)
 
     @_unary
     async def AppendBatch(
-        self, request: pb.AppendBatchRequest, context: grpc.aio.ServicerContext
+        self, request: pb.AppendBatchRequest, context: grpc.aio.ServicerContext, access: Access
     ) -> pb.AppendBatchResponse:
         outcome = await self._runs.append(request.run_id, request.claim_token, list(request.records))
         return pb.AppendBatchResponse(
@@ -65,7 +79,9 @@ class JournalServicer(pb_grpc.JournalServiceServicer):
         )
 
     @_unary
-    async def Claim(self, request: pb.ClaimRequest, context: grpc.aio.ServicerContext) -> pb.ClaimResponse:
+    async def Claim(
+        self, request: pb.ClaimRequest, context: grpc.aio.ServicerContext, access: Access
+    ) -> pb.ClaimResponse:
         outcome = await self._runs.claim(
             request.run_id,
             worker_id=request.worker_id,
@@ -84,26 +100,32 @@ class JournalServicer(pb_grpc.JournalServiceServicer):
         )
 
     @_unary
-    async def Fold(self, request: pb.FoldRequest, context: grpc.aio.ServicerContext) -> pb.FoldResponse:
+    async def Fold(self, request: pb.FoldRequest, context: grpc.aio.ServicerContext, access: Access) -> pb.FoldResponse:
         return pb.FoldResponse(state=await self._runs.fold(request.run_id, request.as_of_seq))
 
     @_unary
-    async def Answer(self, request: pb.AnswerRequest, context: grpc.aio.ServicerContext) -> pb.AnswerResponse:
+    async def Answer(
+        self, request: pb.AnswerRequest, context: grpc.aio.ServicerContext, access: Access
+    ) -> pb.AnswerResponse:
         seq = await self._runs.answer(request.run_id, request.tool_use_id, list(request.content), request.is_error)
         return pb.AnswerResponse(seq=seq)
 
     @_unary
-    async def ListRuns(self, request: pb.ListRunsRequest, context: grpc.aio.ServicerContext) -> pb.ListRunsResponse:
+    async def ListRuns(
+        self, request: pb.ListRunsRequest, context: grpc.aio.ServicerContext, access: Access
+    ) -> pb.ListRunsResponse:
         runs, token = await self._runs.list_runs(
             page_size=request.page_size,
             page_token=request.page_token,
             status=request.status,
             labels=dict(request.labels),
+            run_id_prefixes=access.run_id_prefixes,
         )
         return pb.ListRunsResponse(runs=runs, next_page_token=token)
 
     async def Read(self, request: pb.ReadRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[pb.ReadResponse]:
         try:
+            self.authorize(request, context)
             async for stored in self._runs.read(request.run_id, request.from_seq):
                 yield pb.ReadResponse(record=stored.record, stored_line=stored.line)
         except JournalError as err:

@@ -32,6 +32,8 @@ STATUS_CODES: dict[Reason, grpc.StatusCode] = {
     Reason.NOT_DEFERRED: grpc.StatusCode.FAILED_PRECONDITION,
     Reason.STORAGE_FULL: grpc.StatusCode.RESOURCE_EXHAUSTED,
     Reason.STORAGE_UNAVAILABLE: grpc.StatusCode.UNAVAILABLE,
+    Reason.UNAUTHENTICATED: grpc.StatusCode.UNAUTHENTICATED,
+    Reason.PERMISSION_DENIED: grpc.StatusCode.PERMISSION_DENIED,
 }
 
 

@@ -153,9 +153,7 @@ def write_file(data_dir: Path, data: bytes, run_id: str = RUN) -> None:
 # ---------------------------------------------------------------- round trip
 
 
-async def test_appended_records_read_back_as_the_exact_encoded_lines(
-    file_backend: FileBackend, data_dir: Path
-) -> None:
+async def test_appended_records_read_back_as_the_exact_encoded_lines(file_backend: FileBackend, data_dir: Path) -> None:
     stored = [meta(), assistant(2), note(3), claim(4)]
     journal = await created(file_backend, stored[0])
     await journal.append(stored[1:3])
@@ -174,9 +172,7 @@ async def test_appended_records_read_back_as_the_exact_encoded_lines(
     assert (await reopened.stored_line(3)).line == stored[2].line
 
 
-async def test_append_refuses_a_misnumbered_batch_and_writes_nothing(
-    file_backend: FileBackend, data_dir: Path
-) -> None:
+async def test_append_refuses_a_misnumbered_batch_and_writes_nothing(file_backend: FileBackend, data_dir: Path) -> None:
     journal = await created(file_backend, meta())
     with pytest.raises(ValueError, match="expected seq 2"):
         await journal.append([note(3)])
@@ -201,9 +197,7 @@ async def test_stored_line_is_read_from_disk(file_backend: FileBackend, data_dir
 # ---------------------------------------------------------------- torn tails
 
 
-async def test_a_cut_at_every_offset_of_the_last_line_is_a_torn_tail(
-    file_backend: FileBackend, data_dir: Path
-) -> None:
+async def test_a_cut_at_every_offset_of_the_last_line_is_a_torn_tail(file_backend: FileBackend, data_dir: Path) -> None:
     stored = three_records()
     whole = file_bytes(*stored)
     good_end = len(file_bytes(*stored[:2]))
@@ -362,9 +356,7 @@ async def test_a_missing_run_is_not_found(file_backend: FileBackend) -> None:
 # ---------------------------------------------------------------- creation
 
 
-async def test_creation_refuses_an_existing_run_and_leaves_it_alone(
-    file_backend: FileBackend, data_dir: Path
-) -> None:
+async def test_creation_refuses_an_existing_run_and_leaves_it_alone(file_backend: FileBackend, data_dir: Path) -> None:
     journal = await created(file_backend, meta(), note(2))
     await journal.close()
     with pytest.raises(RunExistsError):
@@ -386,9 +378,7 @@ async def test_two_concurrent_creations_in_one_process_have_one_winner(
     file_backend: FileBackend, data_dir: Path
 ) -> None:
     rivals = [meta(model="a"), meta(model="b")]
-    results = await asyncio.gather(
-        *(file_backend.create_journal(RUN, m) for m in rivals), return_exceptions=True
-    )
+    results = await asyncio.gather(*(file_backend.create_journal(RUN, m) for m in rivals), return_exceptions=True)
     winners = [index for index, result in enumerate(results) if isinstance(result, file_module.FileJournal)]
     assert len(winners) == 1, results
     loser = results[1 - winners[0]]
@@ -479,9 +469,7 @@ async def test_creation_fsyncs_the_file_then_its_directory(
     assert synced == [False, True, False], "later appends fsync the file only"
 
 
-@pytest.mark.parametrize(
-    ("code", "error"), [(errno.ENOSPC, StorageFullError), (errno.EIO, StorageUnavailableError)]
-)
+@pytest.mark.parametrize(("code", "error"), [(errno.ENOSPC, StorageFullError), (errno.EIO, StorageUnavailableError)])
 async def test_a_failed_creation_leaves_no_meta_and_no_lock(
     file_backend: FileBackend,
     data_dir: Path,
@@ -637,9 +625,7 @@ async def test_short_writes_are_completed_not_lost(
     faults(monkeypatch, pwrite=lambda fd, data, offset: os.pwrite(fd, data[:7], offset))
     await journal.append([note(2, "a longer note than seven bytes"), note(3)])
     assert journal.last_seq == 3
-    assert journal_path(data_dir).read_bytes() == file_bytes(
-        meta(), note(2, "a longer note than seven bytes"), note(3)
-    )
+    assert journal_path(data_dir).read_bytes() == file_bytes(meta(), note(2, "a longer note than seven bytes"), note(3))
 
 
 async def test_a_write_that_makes_no_progress_is_a_failure(
@@ -905,9 +891,7 @@ async def test_list_run_ids_names_journal_files_only(file_backend: FileBackend, 
 
 
 @pytest.mark.parametrize("run_id", ["../escape", "a/b", "", ".hidden", "a.b", "x" * 129, "-x"])
-async def test_an_invalid_run_id_never_becomes_a_path(
-    file_backend: FileBackend, tmp_path: Path, run_id: str
-) -> None:
+async def test_an_invalid_run_id_never_becomes_a_path(file_backend: FileBackend, tmp_path: Path, run_id: str) -> None:
     for call in (
         file_backend.load(run_id),
         file_backend.open_journal(run_id),

@@ -292,11 +292,15 @@ class DeadlineExceededError(StatusError):
 
 
 class UnauthenticatedError(StatusError):
-    """UNAUTHENTICATED: the channel's credentials were missing or refused."""
+    """UNAUTHENTICATED: the call carried no valid bearer token (or was refused by a proxy)."""
+
+    REASON = "UNAUTHENTICATED"
 
 
 class PermissionDeniedError(StatusError):
-    """PERMISSION_DENIED: the caller may not perform this call."""
+    """PERMISSION_DENIED: the token may not touch this run (outside its run-id prefixes)."""
+
+    REASON = "PERMISSION_DENIED"
 
 
 REASON_ERRORS: dict[str, type[RunJournalError]] = {
@@ -318,6 +322,8 @@ REASON_ERRORS: dict[str, type[RunJournalError]] = {
         NotDeferredError,
         StorageFullError,
         StorageUnavailableError,
+        UnauthenticatedError,
+        PermissionDeniedError,
     )
 }
 """Every reason the server reports, with its class."""

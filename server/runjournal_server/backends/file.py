@@ -306,9 +306,7 @@ class FileJournal(Journal):
         """Refuse a batch runs.py should never send: a wrong seq or a newline would corrupt the file."""
         for index, stored in enumerate(batch):
             if stored.seq != self.last_seq + 1 + index:
-                raise ValueError(
-                    f"run {self.run_id!r}: expected seq {self.last_seq + 1 + index}, got {stored.seq}"
-                )
+                raise ValueError(f"run {self.run_id!r}: expected seq {self.last_seq + 1 + index}, got {stored.seq}")
             if b"\n" in stored.line:
                 raise ValueError(f"run {self.run_id!r}: the stored line for seq {stored.seq} holds a newline")
 

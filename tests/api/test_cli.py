@@ -1,0 +1,64 @@
+"""The commands for people, run as a person would, against a real server."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from runjournal.v1 import journal_service_pb2 as pb
+from runjournal.v1 import records_pb2
+from tests.api.rpc import new_run_id
+from tests.unit import builders as b
+
+
+def runjournal(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "runjournal_server.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def suspended_run(stub) -> str:
+    run_id = new_run_id("cli")
+    batch = [
+        b.meta(run_id=run_id, labels={"suite": run_id}),
+        b.assistant(2, 1, ["call-a"]),
+        b.deferral(3, "call-a"),
+        b.terminal(4, records_pb2.TERMINAL_REASON_SUSPENDED, "waiting for ops"),
+    ]
+    stub.AppendBatch(pb.AppendBatchRequest(run_id=run_id, records=batch))
+    return run_id
+
+
+def test_answer_from_the_command_line_writes_the_result(stub, journal_server, tmp_path):
+    run_id = suspended_run(stub)
+    answer = tmp_path / "answer.txt"
+    answer.write_text("approved by ops")
+    done = runjournal("answer", run_id, "call-a", "--result-file", str(answer), "--address", journal_server.address)
+    assert done.returncode == 0, done.stderr
+    assert "seq 5" in done.stdout
+    state = stub.Fold(pb.FoldRequest(run_id=run_id)).state
+    assert state.conversation[-1].content[0].tool_result.content[0].text.text == "approved by ops"
+    again = runjournal("answer", run_id, "call-a", "--result", "twice", "--address", journal_server.address)
+    assert again.returncode != 0
+    assert "runjournal: ALREADY_ANSWERED:" in again.stderr
+
+
+def test_runs_list_and_show_are_readable(stub, journal_server):
+    run_id = suspended_run(stub)
+    listed = runjournal("runs", "list", "--label", f"suite={run_id}", "--address", journal_server.address)
+    assert listed.returncode == 0, listed.stderr
+    assert run_id in listed.stdout and "suspended" in listed.stdout
+    shown = runjournal("runs", "show", run_id, "--address", journal_server.address)
+    assert shown.returncode == 0, shown.stderr
+    assert "pending batch" in shown.stdout and "call-a" in shown.stdout and "deferred" in shown.stdout
+    assert "waiting for ops" in shown.stdout
+
+
+def test_serve_refuses_a_bad_setting_naming_it(tmp_path):
+    done = runjournal("serve", "--data-dir", str(tmp_path), "--max-record-bytes", "-1")
+    assert done.returncode == 2
+    assert "--max-record-bytes" in done.stderr
