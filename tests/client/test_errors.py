@@ -48,6 +48,8 @@ REASON_CASES: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
     "NOT_DEFERRED": ({"tool_use_id": "c1"}, {"tool_use_id": "c1"}),
     "STORAGE_FULL": ({"run_id": "r1"}, {"run_id": "r1"}),
     "STORAGE_UNAVAILABLE": ({"run_id": "r1"}, {"run_id": "r1"}),
+    "UNAUTHENTICATED": ({}, {}),
+    "PERMISSION_DENIED": ({"run_id": "r1"}, {"run_id": "r1"}),
 }
 
 
