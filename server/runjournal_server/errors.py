@@ -14,6 +14,8 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 
+from google.protobuf.message import Message
+
 
 class Reason(enum.StrEnum):
     """Stable ``google.rpc.ErrorInfo.reason`` values."""
@@ -36,10 +38,19 @@ class Reason(enum.StrEnum):
     STORAGE_UNAVAILABLE = "STORAGE_UNAVAILABLE"
     UNAUTHENTICATED = "UNAUTHENTICATED"
     PERMISSION_DENIED = "PERMISSION_DENIED"
+    ALREADY_DECIDED = "ALREADY_DECIDED"
+    CALL_NOT_PENDING = "CALL_NOT_PENDING"
+    TASK_NOT_FOUND = "TASK_NOT_FOUND"
+    TASK_CONFLICT = "TASK_CONFLICT"
+    ALREADY_COMPLETED = "ALREADY_COMPLETED"
 
 
 class JournalError(Exception):
-    """Base of every domain error: a reason, a message and typed metadata."""
+    """Base of every domain error: a reason, a message and typed metadata.
+
+    ``details`` are extra protobuf messages sent beside the ErrorInfo (e.g. the
+    stored task a refused completion lost to).
+    """
 
     reason: Reason
 
@@ -47,6 +58,7 @@ class JournalError(Exception):
         super().__init__(message)
         self.message = message
         self._metadata = {k: v for k, v in metadata.items() if v is not None}
+        self.details: list[Message] = []
 
     @property
     def metadata(self) -> Mapping[str, str]:
@@ -271,3 +283,58 @@ class PermissionDeniedError(JournalError):
             f"token {token_name!r} may not access run {run_id!r}: it is outside the token's run-id prefixes",
             run_id=run_id,
         )
+
+
+class AlreadyDecidedError(JournalError):
+    reason = Reason.ALREADY_DECIDED
+
+    def __init__(self, run_id: str, tool_use_id: str, decided_at_seq: int) -> None:
+        super().__init__(
+            f"run {run_id!r}: call {tool_use_id!r} already has a decision at seq {decided_at_seq}; "
+            "the first decision stands",
+            run_id=run_id,
+            tool_use_id=tool_use_id,
+            decided_at_seq=decided_at_seq,
+        )
+
+
+class CallNotPendingError(JournalError):
+    reason = Reason.CALL_NOT_PENDING
+
+    def __init__(self, run_id: str, tool_use_id: str) -> None:
+        super().__init__(
+            f"run {run_id!r}: call {tool_use_id!r} is not in the run's pending batch; "
+            "only a call of the unfinished last turn can be decided",
+            run_id=run_id,
+            tool_use_id=tool_use_id,
+        )
+
+
+class TaskNotFoundError(JournalError):
+    reason = Reason.TASK_NOT_FOUND
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__(f"task {task_id!r} does not exist; submit it first", task_id=task_id)
+
+
+class TaskConflictError(JournalError):
+    reason = Reason.TASK_CONFLICT
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__(
+            f"task {task_id!r} was already submitted with a different request; use a new task id",
+            task_id=task_id,
+        )
+
+
+class AlreadyCompletedError(JournalError):
+    """A second completion; ``details`` carries the stored task with the outcome that won."""
+
+    reason = Reason.ALREADY_COMPLETED
+
+    def __init__(self, task_id: str, stored_task: Message) -> None:
+        super().__init__(
+            f"task {task_id!r} is already completed; the first outcome stands and is attached",
+            task_id=task_id,
+        )
+        self.details.append(stored_task)

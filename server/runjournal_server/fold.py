@@ -65,8 +65,9 @@ from runjournal.v1.records_pb2 import (
     ToolUseBlock,
     UserFollowUp,
 )
-from runjournal.v1.state_pb2 import Counters, PendingBatch, PendingCall, RunState, RunStatus
+from runjournal.v1.state_pb2 import Counters, PendingBatch, PendingCall, RunState, RunStatus, WaitingFor
 from runjournal_server.errors import VersionMismatchError
+from runjournal_server.inbox import waiting_for
 from runjournal_server.records import FORMAT_VERSION
 from runjournal_server.summary import TERMINAL_STATUS, StoredLike, is_inert_kind, status_of
 
@@ -474,6 +475,8 @@ def _pending_batch(turn: _Turn) -> PendingBatch:
             pending.deferred = True
             pending.deferral_seq = call.deferral_seq
             pending.deferral.CopyFrom(call.deferral)
+        waits = waiting_for(call.deferral, answered=call.result is not None, decided=call.approval is not None)
+        pending.waiting_for_person = waits != WaitingFor.WAITING_FOR_UNSPECIFIED
         batch.calls.append(pending)
     return batch
 

@@ -19,12 +19,9 @@ Ordering rules live here, once, for every backend:
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
-import json
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 
 from runjournal.v1 import records_pb2, state_pb2
@@ -32,10 +29,11 @@ from runjournal_server import records
 from runjournal_server.backends.base import Backend, Journal, WriteRaceError
 from runjournal_server.errors import (
     AlreadyAnsweredError,
+    AlreadyDecidedError,
+    CallNotPendingError,
     CorruptJournalError,
     InvalidArgumentError,
     InvalidRecordError,
-    JournalError,
     NotDeferredError,
     ResumeRefusedError,
     RunClaimedError,
@@ -46,15 +44,12 @@ from runjournal_server.errors import (
 from runjournal_server.fold import Folder, JournalRuleError, fold_stored
 from runjournal_server.gate import blocking_fields, check_resume, has_hard_block
 from runjournal_server.ids import validate_run_id
+from runjournal_server.listing import RunFilter, RunListing
 from runjournal_server.sequence import AppendDecision, check_append
-from runjournal_server.summary import corrupt_summary, is_inert, summarize_stored
 
 log = logging.getLogger(__name__)
 
 MAX_BATCH_RECORDS = 1000
-DEFAULT_PAGE_SIZE = 100
-MAX_PAGE_SIZE = 1000
-LIST_READ_CONCURRENCY = 32
 
 
 @dataclass
@@ -84,14 +79,6 @@ class _Slot:
     users: int = 0
 
 
-@dataclass(frozen=True)
-class _MetaInfo:
-    """What listing needs from a run's meta; immutable once the run exists."""
-
-    sort_key: tuple[int, int, str]
-    labels: Mapping[str, str]
-
-
 class Runs:
     """Every journal operation, over one backend."""
 
@@ -101,8 +88,8 @@ class Runs:
         self._max_open = max(1, max_open_journals)
         self._slots: dict[str, _Slot] = {}
         self._open: OrderedDict[str, None] = OrderedDict()
-        self._meta_cache: dict[str, _MetaInfo] = {}
         self._known_corrupt: dict[str, str] = {}  # run id -> problem, from full reads
+        self._listing = RunListing(backend, self._known_corrupt)
 
     # ----------------------------------------------------------------- append
 
@@ -376,26 +363,50 @@ class Runs:
         self, run_id: str, tool_use_id: str, content: Sequence[records_pb2.ContentBlock], is_error: bool
     ) -> int:
         """Write the one tool_result that answers a deferred call."""
-        validate_run_id(run_id)
-        if not tool_use_id:
-            raise InvalidArgumentError("tool_use_id", "the call id is required")
         result = records_pb2.ToolResult(tool_use_id=tool_use_id, content=content, is_error=is_error, remote=True)
+        return await self._write_out_of_band(
+            run_id, tool_use_id, records_pb2.Record(tool_result=result), "tool_result.", self._check_answerable
+        )
+
+    async def approve(
+        self, run_id: str, tool_use_id: str, decision: records_pb2.Decision, approver: str, reason: str
+    ) -> int:
+        """Write the one approval record that decides a call of the pending batch."""
+        approval = records_pb2.Approval(tool_use_id=tool_use_id, decision=decision, approver=approver, reason=reason)
+        return await self._write_out_of_band(
+            run_id, tool_use_id, records_pb2.Record(approval=approval), "approval.", self._check_decidable
+        )
+
+    async def _write_out_of_band(
+        self,
+        run_id: str,
+        tool_use_id: str,
+        record: records_pb2.Record,
+        field_prefix: str,
+        check: Callable[[str, str, Folder], None],
+    ) -> int:
+        """Append one record that needs no claim token (an answer, a decision), checked before any lock.
+
+        Validation comes first and costs nothing: the record's schema, then the
+        run's state (warm, or read without a lock). Under the run's lock the
+        state is checked again, since it may have moved, then the record lands
+        at ``last_seq + 1``.
+        """
+        validate_run_id(run_id)
+        record.seq = 2  # a placeholder position: validate the payload before anything else
         try:
-            records.encode(records_pb2.Record(seq=2, tool_result=result), max_record_bytes=self._max_record_bytes)
+            records.encode(record, max_record_bytes=self._max_record_bytes)
         except InvalidRecordError as err:
-            raise InvalidArgumentError(err.field.removeprefix("tool_result."), str(err)) from err
-        # Validate before taking any lock: a refusal costs nothing.
-        self._check_answerable(run_id, tool_use_id, await self._current_folder(run_id))
+            raise InvalidArgumentError(err.field.removeprefix(field_prefix), str(err)) from err
+        check(run_id, tool_use_id, await self._current_folder(run_id))
         async with self._use(run_id) as slot:
             await self._catch_up(slot)
             journal, folder = await self._ensure_open(slot)
-            self._check_answerable(run_id, tool_use_id, folder)
-            seq = journal.last_seq + 1
-            stored = records.encode(
-                records_pb2.Record(seq=seq, tool_result=result), max_record_bytes=self._max_record_bytes
-            )
+            check(run_id, tool_use_id, folder)
+            record.seq = journal.last_seq + 1
+            stored = records.encode(record, max_record_bytes=self._max_record_bytes)
             await self._write(slot, journal, folder, [stored])
-            return seq
+            return record.seq
 
     @staticmethod
     def _check_answerable(run_id: str, tool_use_id: str, folder: Folder) -> None:
@@ -405,84 +416,33 @@ class Runs:
         if answered_at is not None:
             raise AlreadyAnsweredError(run_id, tool_use_id, answered_at)
         status = folder.call_status(tool_use_id)
-        if status is None:
+        if status is None or not status.in_open_turn:
             raise NotDeferredError(run_id, tool_use_id, "is not a call of the run's pending batch")
         if not status.deferred:
             raise NotDeferredError(run_id, tool_use_id, "was never deferred")
 
+    @staticmethod
+    def _check_decidable(run_id: str, tool_use_id: str, folder: Folder) -> None:
+        # Answered and decided first, with their seqs: deciding twice must hear
+        # where the first decision (or the result) landed.
+        answered_at = folder.result_seq(tool_use_id)
+        if answered_at is not None:
+            raise AlreadyAnsweredError(run_id, tool_use_id, answered_at)
+        status = folder.call_status(tool_use_id)
+        if status is not None and status.approval_seq:
+            raise AlreadyDecidedError(run_id, tool_use_id, status.approval_seq)
+        if status is None or not status.in_open_turn:
+            raise CallNotPendingError(run_id, tool_use_id)
+
     # ------------------------------------------------------------------- list
 
     async def list_runs(
-        self,
-        *,
-        page_size: int,
-        page_token: str,
-        status: int,
-        labels: Mapping[str, str],
-        run_id_prefixes: Sequence[str] = ("",),
+        self, *, page_size: int, page_token: str, where: RunFilter
     ) -> tuple[list[state_pb2.RunSummary], str]:
-        """A page of summaries, newest first, by the shared listing rule."""
-        if page_size < 0 or page_size > MAX_PAGE_SIZE:
-            raise InvalidArgumentError("page_size", f"must be between 0 and {MAX_PAGE_SIZE}")
-        page_size = page_size or DEFAULT_PAGE_SIZE
-        if status not in state_pb2.RunStatus.values():
-            raise InvalidArgumentError("status", f"unknown status {status}")
-        after = decode_page_token(page_token)
-        run_ids = [r for r in await self._backend.list_run_ids() if r.startswith(tuple(run_id_prefixes))]
-        infos = await self._meta_infos(run_ids)
-        ordered = sorted(run_ids, key=lambda r: infos[r].sort_key if r in infos else (0, 0, r), reverse=True)
-        page: list[state_pb2.RunSummary] = []
-        last_key: tuple[int, int, str] | None = None
-        for run_id in ordered:
-            key = infos[run_id].sort_key if run_id in infos else (0, 0, run_id)
-            if after is not None and key >= after:
-                continue
-            info = infos.get(run_id)
-            if labels and (info is None or any(info.labels.get(k) != v for k, v in labels.items())):
-                continue
-            summary = await self.summary(run_id)
-            if status and summary.status != status:
-                continue
-            if len(page) == page_size:
-                return page, encode_page_token(last_key)
-            page.append(summary)
-            last_key = key
-        return page, ""
-
-    async def summary(self, run_id: str) -> state_pb2.RunSummary:
-        """One run's summary from its meta and last non-inert record; corrupt runs are listed as such.
-
-        The listing reads only the ends of a journal, so it sees damage there,
-        plus any damage this server found while reading the whole journal
-        (fold, open, read) — it never reports such a run as healthy.
-        """
-        known = self._known_corrupt.get(run_id)
-        if known is not None:
-            return corrupt_summary(run_id, known)
-        try:
-            ends = await self._backend.ends(run_id, is_inert)
-        except CorruptJournalError as err:
-            return corrupt_summary(run_id, err.message)
-        return summarize_stored(run_id, ends.meta, ends.last_significant, ends.last_seq)
-
-    async def _meta_infos(self, run_ids: Sequence[str]) -> dict[str, _MetaInfo]:
-        missing = [r for r in run_ids if r not in self._meta_cache]
-        for start in range(0, len(missing), LIST_READ_CONCURRENCY):
-            chunk = missing[start : start + LIST_READ_CONCURRENCY]
-            await asyncio.gather(*(self._cache_meta(r) for r in chunk))
-        return {r: self._meta_cache[r] for r in run_ids if r in self._meta_cache}
-
-    async def _cache_meta(self, run_id: str) -> None:
-        try:
-            ends = await self._backend.ends(run_id, is_inert)
-        except JournalError:
-            return  # listed from its summary, sorted last; retried next time
-        if ends.meta.record is None:
-            return
-        meta = ends.meta.record.meta
-        self._meta_cache[run_id] = _MetaInfo(
-            sort_key=(meta.created_at.seconds, meta.created_at.nanos, run_id), labels=dict(meta.labels)
-        )
+        """A page of summaries, newest first, by the shared listing rule (``listing.py``)."""
+        if where.task_id:
+            validate_run_id(where.task_id, "task_id")
+        return await self._listing.page(page_size=page_size, page_token=page_token, where=where)
 
     # ------------------------------------------------------------------- read
 
@@ -614,23 +574,3 @@ def resume_reminder(state: state_pb2.RunState) -> str:
             "finish them before asking the model again."
         )
     return " ".join(parts)
-
-
-def encode_page_token(key: tuple[int, int, str] | None) -> str:
-    if key is None:
-        return ""
-    raw = json.dumps(list(key), separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode_page_token(token: str) -> tuple[int, int, str] | None:
-    if not token:
-        return None
-    try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        seconds, nanos, run_id = json.loads(raw)
-        if not (isinstance(seconds, int) and isinstance(nanos, int) and isinstance(run_id, str)):
-            raise ValueError("wrong types")
-    except (binascii.Error, ValueError, TypeError) as err:
-        raise InvalidArgumentError("page_token", "not a token from a previous ListRuns call") from err
-    return (seconds, nanos, run_id)

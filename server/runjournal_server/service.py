@@ -18,6 +18,7 @@ from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc as pb_grpc
 from runjournal_server.auth import UNRESTRICTED, Access, TokenTable
 from runjournal_server.errors import JournalError
+from runjournal_server.listing import RunFilter
 from runjournal_server.runs import Runs
 from runjournal_server.status import to_status
 
@@ -111,15 +112,27 @@ class JournalServicer(pb_grpc.JournalServiceServicer):
         return pb.AnswerResponse(seq=seq)
 
     @_unary
+    async def Approve(
+        self, request: pb.ApproveRequest, context: grpc.aio.ServicerContext, access: Access
+    ) -> pb.ApproveResponse:
+        seq = await self._runs.approve(
+            request.run_id, request.tool_use_id, request.decision, request.approver, request.reason
+        )
+        return pb.ApproveResponse(seq=seq)
+
+    @_unary
     async def ListRuns(
         self, request: pb.ListRunsRequest, context: grpc.aio.ServicerContext, access: Access
     ) -> pb.ListRunsResponse:
-        runs, token = await self._runs.list_runs(
-            page_size=request.page_size,
-            page_token=request.page_token,
+        where = RunFilter(
             status=request.status,
             labels=dict(request.labels),
+            waiting_for_person=request.waiting_for_person,
+            task_id=request.task_id,
             run_id_prefixes=access.run_id_prefixes,
+        )
+        runs, token = await self._runs.list_runs(
+            page_size=request.page_size, page_token=request.page_token, where=where
         )
         return pb.ListRunsResponse(runs=runs, next_page_token=token)
 

@@ -34,6 +34,11 @@ STATUS_CODES: dict[Reason, grpc.StatusCode] = {
     Reason.STORAGE_UNAVAILABLE: grpc.StatusCode.UNAVAILABLE,
     Reason.UNAUTHENTICATED: grpc.StatusCode.UNAUTHENTICATED,
     Reason.PERMISSION_DENIED: grpc.StatusCode.PERMISSION_DENIED,
+    Reason.ALREADY_DECIDED: grpc.StatusCode.ALREADY_EXISTS,
+    Reason.CALL_NOT_PENDING: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.TASK_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
+    Reason.TASK_CONFLICT: grpc.StatusCode.ALREADY_EXISTS,
+    Reason.ALREADY_COMPLETED: grpc.StatusCode.ALREADY_EXISTS,
 }
 
 
@@ -46,11 +51,10 @@ def to_status(err: JournalError) -> grpc.Status:
     """A grpc.Status with an ErrorInfo detail, ready for ``context.abort_with_status``."""
     code = STATUS_CODES[err.reason]
     info = error_details_pb2.ErrorInfo(reason=str(err.reason), domain=ERROR_DOMAIN, metadata=dict(err.metadata))
-    detail = any_pb2.Any()
-    detail.Pack(info)
-    status = status_pb2.Status(
-        code=getattr(code_pb2, code.name),
-        message=err.message,
-        details=[detail],
-    )
+    details = []
+    for message in (info, *err.details):
+        detail = any_pb2.Any()
+        detail.Pack(message)
+        details.append(detail)
+    status = status_pb2.Status(code=getattr(code_pb2, code.name), message=err.message, details=details)
     return rpc_status.to_status(status)

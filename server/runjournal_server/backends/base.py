@@ -151,6 +151,16 @@ class Backend(abc.ABC):
         ``RunNotFoundError`` or ``CorruptJournalError``.
         """
 
+    async def tail(self, run_id: str, is_start: Callable[[StoredRecord], bool]) -> list[StoredRecord]:
+        """The records from the last one for which ``is_start`` holds (or the meta) to the end.
+
+        For the inbox, which needs only the trailing turn. This default reads
+        the whole journal; a backend that can read from the end overrides it.
+        """
+        stored = await self.load(run_id)
+        start = next((i for i in range(len(stored) - 1, -1, -1) if is_start(stored[i])), 0)
+        return stored[start:]
+
     @abc.abstractmethod
     async def list_run_ids(self) -> list[str]:
         """Every run id with a journal (unordered); may include unreadable ones."""

@@ -195,30 +195,55 @@ def _lines_backward(fd: int, size: int) -> Iterator[tuple[int, bytes]]:
         yield 0, buf[:-1]
 
 
-def _read_ends(run_id: str, fd: int, is_inert: Callable[[StoredRecord], bool]) -> RunEnds:
-    """The meta from the front, then a backward scan to the last record that is not inert."""
+def _records_backward(run_id: str, fd: int) -> tuple[StoredRecord, Iterator[StoredRecord]]:
+    """The meta from the front, and the records from the last one back to the meta, checked as they come."""
     size = os.fstat(fd).st_size
     meta = _decode_meta(run_id, _first_line(fd, size), size)
+
+    def backward() -> Iterator[StoredRecord]:
+        expected: int | None = None  # the seq the next line up must hold
+        for start, line in _lines_backward(fd, size):
+            if start == 0:
+                stored = meta
+            else:
+                try:
+                    stored = records.decode(line)
+                except RecordDecodeError as err:
+                    if expected is None and start + len(line) + 1 == size:
+                        continue  # a torn final line: the line before it is the last
+                    raise _BackwardDamageError(err.detail, expected) from err
+            if expected is not None and stored.seq != expected:
+                raise _BackwardDamageError(f"the line holds seq {stored.seq}, expected {expected}", expected)
+            yield stored
+            if start == 0:
+                return
+            expected = stored.seq - 1
+
+    return meta, backward()
+
+
+def _read_ends(run_id: str, fd: int, is_inert: Callable[[StoredRecord], bool]) -> RunEnds:
+    """The meta from the front, then a backward scan to the last record that is not inert."""
+    meta, backward = _records_backward(run_id, fd)
     last_seq: int | None = None
-    expected: int | None = None  # the seq the next line up must hold
-    for start, line in _lines_backward(fd, size):
-        if start == 0:
-            stored = meta
-        else:
-            try:
-                stored = records.decode(line)
-            except RecordDecodeError as err:
-                if last_seq is None and start + len(line) + 1 == size:
-                    continue  # a torn final line: the line before it is the last
-                raise _BackwardDamageError(err.detail, expected) from err
-        if expected is not None and stored.seq != expected:
-            raise _BackwardDamageError(f"the line holds seq {stored.seq}, expected {expected}", expected)
+    for stored in backward:
         if last_seq is None:
             last_seq = stored.seq
-        if start == 0 or not is_inert(stored):
+        if stored.seq == 1 or not is_inert(stored):
             return RunEnds(meta=meta, last_significant=stored, last_seq=last_seq)
-        expected = stored.seq - 1
     raise AssertionError("the backward scan always reaches the first line")
+
+
+def _read_tail(run_id: str, fd: int, is_start: Callable[[StoredRecord], bool]) -> list[StoredRecord]:
+    """The records from the last one for which ``is_start`` holds (or the meta) to the end."""
+    _, backward = _records_backward(run_id, fd)
+    tail: list[StoredRecord] = []
+    for stored in backward:
+        tail.append(stored)
+        if stored.seq == 1 or is_start(stored):
+            break
+    tail.reverse()
+    return tail
 
 
 class _BackwardDamageError(Exception):
@@ -408,7 +433,10 @@ class FileBackend(Backend):
         return await self._run(self._load_sync, run_id)
 
     async def ends(self, run_id: str, is_inert: Callable[[StoredRecord], bool]) -> RunEnds:
-        return await self._run(self._ends_sync, run_id, is_inert)
+        return await self._run(self._backward_sync, run_id, _read_ends, is_inert)
+
+    async def tail(self, run_id: str, is_start: Callable[[StoredRecord], bool]) -> list[StoredRecord]:
+        return await self._run(self._backward_sync, run_id, _read_tail, is_start)
 
     async def list_run_ids(self) -> list[str]:
         return await self._run(self._list_sync)
@@ -572,28 +600,31 @@ class FileBackend(Backend):
             raise RunNotFoundError(run_id)
         return found
 
-    def _ends_sync(self, run_id: str, is_inert: Callable[[StoredRecord], bool]) -> RunEnds:
+    def _backward_sync(
+        self,
+        run_id: str,
+        reader: Callable[[str, int, Callable[[StoredRecord], bool]], T],
+        stop: Callable[[StoredRecord], bool],
+    ) -> T:
+        """Run a backward reader (ends or tail) on a lock-free descriptor of the journal."""
         with _os_errors(run_id, "reading the journal"):
             try:
                 fd = os.open(self._journal_path(run_id), os.O_RDONLY | os.O_CLOEXEC)
             except FileNotFoundError:
                 raise RunNotFoundError(run_id) from None
             try:
-                return self._ends_of(run_id, fd, is_inert)
+                for _ in range(_ENDS_ATTEMPTS):
+                    try:
+                        return reader(run_id, fd, stop)
+                    except _ShrunkError:
+                        continue  # a writer cut its tail while we read; what it cut was never acknowledged
+                    except _BackwardDamageError as damage:
+                        # Damage is rare: pay for a full read to name the line, as load would.
+                        _scan(run_id, _read_all(fd))
+                        raise CorruptJournalError(run_id, damage.problem, seq=damage.seq) from damage
+                raise StorageUnavailableError(run_id, "the journal kept shrinking while it was read")
             finally:
                 os.close(fd)
-
-    def _ends_of(self, run_id: str, fd: int, is_inert: Callable[[StoredRecord], bool]) -> RunEnds:
-        for _ in range(_ENDS_ATTEMPTS):
-            try:
-                return _read_ends(run_id, fd, is_inert)
-            except _ShrunkError:
-                continue  # a writer cut its tail while we read; what it cut was never acknowledged
-            except _BackwardDamageError as damage:
-                # Damage is rare: pay for a full read to name the line, as load would.
-                _scan(run_id, _read_all(fd))
-                raise CorruptJournalError(run_id, damage.problem, seq=damage.seq) from damage
-        raise StorageUnavailableError(run_id, "the journal kept shrinking while it was read")
 
     def _list_sync(self) -> list[str]:
         with _os_errors(None, f"listing {self._dir}"), os.scandir(self._dir) as entries:

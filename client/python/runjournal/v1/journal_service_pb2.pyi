@@ -112,8 +112,28 @@ class AnswerResponse(_message.Message):
     seq: int
     def __init__(self, seq: _Optional[int] = ...) -> None: ...
 
+class ApproveRequest(_message.Message):
+    __slots__ = ("run_id", "tool_use_id", "decision", "approver", "reason")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_USE_ID_FIELD_NUMBER: _ClassVar[int]
+    DECISION_FIELD_NUMBER: _ClassVar[int]
+    APPROVER_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    tool_use_id: str
+    decision: _records_pb2.Decision
+    approver: str
+    reason: str
+    def __init__(self, run_id: _Optional[str] = ..., tool_use_id: _Optional[str] = ..., decision: _Optional[_Union[_records_pb2.Decision, str]] = ..., approver: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class ApproveResponse(_message.Message):
+    __slots__ = ("seq",)
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    seq: int
+    def __init__(self, seq: _Optional[int] = ...) -> None: ...
+
 class ListRunsRequest(_message.Message):
-    __slots__ = ("page_size", "page_token", "status", "labels")
+    __slots__ = ("page_size", "page_token", "status", "labels", "waiting_for_person", "task_id")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -125,11 +145,15 @@ class ListRunsRequest(_message.Message):
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     LABELS_FIELD_NUMBER: _ClassVar[int]
+    WAITING_FOR_PERSON_FIELD_NUMBER: _ClassVar[int]
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
     page_size: int
     page_token: str
     status: _state_pb2.RunStatus
     labels: _containers.ScalarMap[str, str]
-    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., status: _Optional[_Union[_state_pb2.RunStatus, str]] = ..., labels: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    waiting_for_person: bool
+    task_id: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., status: _Optional[_Union[_state_pb2.RunStatus, str]] = ..., labels: _Optional[_Mapping[str, str]] = ..., waiting_for_person: _Optional[bool] = ..., task_id: _Optional[str] = ...) -> None: ...
 
 class ListRunsResponse(_message.Message):
     __slots__ = ("runs", "next_page_token")

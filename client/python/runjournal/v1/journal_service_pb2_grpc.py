@@ -61,6 +61,11 @@ class JournalServiceStub:
                 request_serializer=runjournal_dot_v1_dot_journal__service__pb2.AnswerRequest.SerializeToString,
                 response_deserializer=runjournal_dot_v1_dot_journal__service__pb2.AnswerResponse.FromString,
                 _registered_method=True)
+        self.Approve = channel.unary_unary(
+                '/runjournal.v1.JournalService/Approve',
+                request_serializer=runjournal_dot_v1_dot_journal__service__pb2.ApproveRequest.SerializeToString,
+                response_deserializer=runjournal_dot_v1_dot_journal__service__pb2.ApproveResponse.FromString,
+                _registered_method=True)
         self.ListRuns = channel.unary_unary(
                 '/runjournal.v1.JournalService/ListRuns',
                 request_serializer=runjournal_dot_v1_dot_journal__service__pb2.ListRunsRequest.SerializeToString,
@@ -141,6 +146,23 @@ class JournalServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Approve(self, request, context):
+        """Records an operator's decision on a call of the run's pending batch, by
+        writing exactly one `approval` record. It validates before taking any
+        lock: a call already answered is ALREADY_ANSWERED (with
+        `answered_at_seq`), a call already decided is ALREADY_DECIDED (with
+        `decided_at_seq`), a call not in the pending batch is CALL_NOT_PENDING; a
+        refusal writes nothing. Needs no claim token. An approved call is then run
+        by the worker; a denied one is answered by the worker with an error result.
+
+        Errors: INVALID_ARGUMENT, RUN_NOT_FOUND, ALREADY_ANSWERED,
+        ALREADY_DECIDED, CALL_NOT_PENDING, RUN_LOCKED, CORRUPT_JOURNAL,
+        VERSION_MISMATCH, STORAGE_FULL, STORAGE_UNAVAILABLE.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListRuns(self, request, context):
         """Lists runs, newest first, with summaries derived by the listing rule (the
         meta and the last non-inert record; journals are not folded). A run is
@@ -192,6 +214,11 @@ def add_JournalServiceServicer_to_server(servicer, server):
                     servicer.Answer,
                     request_deserializer=runjournal_dot_v1_dot_journal__service__pb2.AnswerRequest.FromString,
                     response_serializer=runjournal_dot_v1_dot_journal__service__pb2.AnswerResponse.SerializeToString,
+            ),
+            'Approve': grpc.unary_unary_rpc_method_handler(
+                    servicer.Approve,
+                    request_deserializer=runjournal_dot_v1_dot_journal__service__pb2.ApproveRequest.FromString,
+                    response_serializer=runjournal_dot_v1_dot_journal__service__pb2.ApproveResponse.SerializeToString,
             ),
             'ListRuns': grpc.unary_unary_rpc_method_handler(
                     servicer.ListRuns,
@@ -341,6 +368,33 @@ class JournalService:
             '/runjournal.v1.JournalService/Answer',
             runjournal_dot_v1_dot_journal__service__pb2.AnswerRequest.SerializeToString,
             runjournal_dot_v1_dot_journal__service__pb2.AnswerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Approve(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/runjournal.v1.JournalService/Approve',
+            runjournal_dot_v1_dot_journal__service__pb2.ApproveRequest.SerializeToString,
+            runjournal_dot_v1_dot_journal__service__pb2.ApproveResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -248,14 +248,16 @@ class ToolResult(_message.Message):
     def __init__(self, tool_use_id: _Optional[str] = ..., content: _Optional[_Iterable[_Union[ContentBlock, _Mapping]]] = ..., is_error: _Optional[bool] = ..., remote: _Optional[bool] = ...) -> None: ...
 
 class Deferral(_message.Message):
-    __slots__ = ("tool_use_id", "reason", "expected_answerer")
+    __slots__ = ("tool_use_id", "reason", "expected_answerer", "needs_approval")
     TOOL_USE_ID_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     EXPECTED_ANSWERER_FIELD_NUMBER: _ClassVar[int]
+    NEEDS_APPROVAL_FIELD_NUMBER: _ClassVar[int]
     tool_use_id: str
     reason: str
     expected_answerer: str
-    def __init__(self, tool_use_id: _Optional[str] = ..., reason: _Optional[str] = ..., expected_answerer: _Optional[str] = ...) -> None: ...
+    needs_approval: bool
+    def __init__(self, tool_use_id: _Optional[str] = ..., reason: _Optional[str] = ..., expected_answerer: _Optional[str] = ..., needs_approval: _Optional[bool] = ...) -> None: ...
 
 class Approval(_message.Message):
     __slots__ = ("tool_use_id", "decision", "approver", "reason")

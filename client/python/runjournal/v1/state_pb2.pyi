@@ -30,6 +30,12 @@ class FieldClass(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FIELD_CLASS_BLOCKING: _ClassVar[FieldClass]
     FIELD_CLASS_TOOLS: _ClassVar[FieldClass]
     FIELD_CLASS_BUDGET: _ClassVar[FieldClass]
+
+class WaitingFor(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    WAITING_FOR_UNSPECIFIED: _ClassVar[WaitingFor]
+    WAITING_FOR_ANSWER: _ClassVar[WaitingFor]
+    WAITING_FOR_DECISION: _ClassVar[WaitingFor]
 RUN_STATUS_UNSPECIFIED: RunStatus
 RUN_STATUS_OPEN: RunStatus
 RUN_STATUS_COMPLETED: RunStatus
@@ -44,6 +50,9 @@ FIELD_CLASS_HARD: FieldClass
 FIELD_CLASS_BLOCKING: FieldClass
 FIELD_CLASS_TOOLS: FieldClass
 FIELD_CLASS_BUDGET: FieldClass
+WAITING_FOR_UNSPECIFIED: WaitingFor
+WAITING_FOR_ANSWER: WaitingFor
+WAITING_FOR_DECISION: WaitingFor
 
 class Counters(_message.Message):
     __slots__ = ("llm_calls", "tool_calls", "remote_tool_calls", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "deferrals")
@@ -66,7 +75,7 @@ class Counters(_message.Message):
     def __init__(self, llm_calls: _Optional[int] = ..., tool_calls: _Optional[int] = ..., remote_tool_calls: _Optional[int] = ..., input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., cache_read_tokens: _Optional[int] = ..., cache_write_tokens: _Optional[int] = ..., deferrals: _Optional[int] = ...) -> None: ...
 
 class PendingCall(_message.Message):
-    __slots__ = ("tool_use", "answered", "result_seq", "result", "deferred", "deferral_seq", "deferral", "decision", "approval_seq", "approval")
+    __slots__ = ("tool_use", "answered", "result_seq", "result", "deferred", "deferral_seq", "deferral", "decision", "approval_seq", "approval", "waiting_for_person")
     TOOL_USE_FIELD_NUMBER: _ClassVar[int]
     ANSWERED_FIELD_NUMBER: _ClassVar[int]
     RESULT_SEQ_FIELD_NUMBER: _ClassVar[int]
@@ -77,6 +86,7 @@ class PendingCall(_message.Message):
     DECISION_FIELD_NUMBER: _ClassVar[int]
     APPROVAL_SEQ_FIELD_NUMBER: _ClassVar[int]
     APPROVAL_FIELD_NUMBER: _ClassVar[int]
+    WAITING_FOR_PERSON_FIELD_NUMBER: _ClassVar[int]
     tool_use: _records_pb2.ToolUseBlock
     answered: bool
     result_seq: int
@@ -87,7 +97,8 @@ class PendingCall(_message.Message):
     decision: _records_pb2.Decision
     approval_seq: int
     approval: _records_pb2.Approval
-    def __init__(self, tool_use: _Optional[_Union[_records_pb2.ToolUseBlock, _Mapping]] = ..., answered: _Optional[bool] = ..., result_seq: _Optional[int] = ..., result: _Optional[_Union[_records_pb2.ToolResult, _Mapping]] = ..., deferred: _Optional[bool] = ..., deferral_seq: _Optional[int] = ..., deferral: _Optional[_Union[_records_pb2.Deferral, _Mapping]] = ..., decision: _Optional[_Union[_records_pb2.Decision, str]] = ..., approval_seq: _Optional[int] = ..., approval: _Optional[_Union[_records_pb2.Approval, _Mapping]] = ...) -> None: ...
+    waiting_for_person: bool
+    def __init__(self, tool_use: _Optional[_Union[_records_pb2.ToolUseBlock, _Mapping]] = ..., answered: _Optional[bool] = ..., result_seq: _Optional[int] = ..., result: _Optional[_Union[_records_pb2.ToolResult, _Mapping]] = ..., deferred: _Optional[bool] = ..., deferral_seq: _Optional[int] = ..., deferral: _Optional[_Union[_records_pb2.Deferral, _Mapping]] = ..., decision: _Optional[_Union[_records_pb2.Decision, str]] = ..., approval_seq: _Optional[int] = ..., approval: _Optional[_Union[_records_pb2.Approval, _Mapping]] = ..., waiting_for_person: _Optional[bool] = ...) -> None: ...
 
 class PendingBatch(_message.Message):
     __slots__ = ("assistant_seq", "iteration", "assistant", "calls")
@@ -158,7 +169,7 @@ class GateReport(_message.Message):
     def __init__(self, allowed: _Optional[bool] = ..., differences: _Optional[_Iterable[_Union[FieldDifference, _Mapping]]] = ..., forced: _Optional[bool] = ..., reconfigured: _Optional[bool] = ...) -> None: ...
 
 class RunSummary(_message.Message):
-    __slots__ = ("run_id", "status", "created_at", "labels", "task_id", "model", "last_seq", "terminal_message", "corruption")
+    __slots__ = ("run_id", "status", "created_at", "labels", "task_id", "model", "last_seq", "terminal_message", "corruption", "waiting_calls")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -175,6 +186,7 @@ class RunSummary(_message.Message):
     LAST_SEQ_FIELD_NUMBER: _ClassVar[int]
     TERMINAL_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     CORRUPTION_FIELD_NUMBER: _ClassVar[int]
+    WAITING_CALLS_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     status: RunStatus
     created_at: _timestamp_pb2.Timestamp
@@ -184,4 +196,21 @@ class RunSummary(_message.Message):
     last_seq: int
     terminal_message: str
     corruption: str
-    def __init__(self, run_id: _Optional[str] = ..., status: _Optional[_Union[RunStatus, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., task_id: _Optional[str] = ..., model: _Optional[str] = ..., last_seq: _Optional[int] = ..., terminal_message: _Optional[str] = ..., corruption: _Optional[str] = ...) -> None: ...
+    waiting_calls: _containers.RepeatedCompositeFieldContainer[WaitingCall]
+    def __init__(self, run_id: _Optional[str] = ..., status: _Optional[_Union[RunStatus, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., task_id: _Optional[str] = ..., model: _Optional[str] = ..., last_seq: _Optional[int] = ..., terminal_message: _Optional[str] = ..., corruption: _Optional[str] = ..., waiting_calls: _Optional[_Iterable[_Union[WaitingCall, _Mapping]]] = ...) -> None: ...
+
+class WaitingCall(_message.Message):
+    __slots__ = ("tool_use_id", "tool_name", "waiting_for", "deferral_seq", "reason", "expected_answerer")
+    TOOL_USE_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    WAITING_FOR_FIELD_NUMBER: _ClassVar[int]
+    DEFERRAL_SEQ_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_ANSWERER_FIELD_NUMBER: _ClassVar[int]
+    tool_use_id: str
+    tool_name: str
+    waiting_for: WaitingFor
+    deferral_seq: int
+    reason: str
+    expected_answerer: str
+    def __init__(self, tool_use_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., waiting_for: _Optional[_Union[WaitingFor, str]] = ..., deferral_seq: _Optional[int] = ..., reason: _Optional[str] = ..., expected_answerer: _Optional[str] = ...) -> None: ...

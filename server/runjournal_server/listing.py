@@ -1,0 +1,163 @@
+"""ListRuns: pages of run summaries, newest first, by the shared listing rule.
+
+A run's summary comes from its meta and its last non-inert record (see
+``summary.py``), and, where a call might wait for a person, from the trailing
+turn (``inbox.py``): never from a fold of the whole journal. The immutable part
+of each meta (creation time, labels, task) is cached, so ordering 10,000 runs
+reads each meta once per server lifetime.
+
+Damage is never hidden: a run whose meta or tail cannot be read, or that the
+server already found damaged on a full read, is listed as CORRUPT.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from runjournal.v1 import state_pb2
+from runjournal_server.backends.base import Backend
+from runjournal_server.errors import CorruptJournalError, InvalidArgumentError, JournalError
+from runjournal_server.inbox import MAY_WAIT_AFTER_KINDS, TURN_START_KINDS, waiting_calls
+from runjournal_server.summary import corrupt_summary, is_inert, summarize_stored
+
+DEFAULT_PAGE_SIZE = 100
+MAX_PAGE_SIZE = 1000
+READ_CONCURRENCY = 32
+
+SortKey = tuple[int, int, str]
+
+
+@dataclass(frozen=True)
+class RunFilter:
+    """What ListRuns may ask for; every condition must hold."""
+
+    status: int = 0
+    labels: Mapping[str, str] = field(default_factory=dict)
+    waiting_for_person: bool = False
+    task_id: str = ""
+    run_id_prefixes: Sequence[str] = ("",)
+
+
+@dataclass(frozen=True)
+class _MetaInfo:
+    """What listing needs from a run's meta; immutable once the run exists."""
+
+    sort_key: SortKey
+    labels: Mapping[str, str]
+    task_id: str
+
+
+class RunListing:
+    """Summaries and pages of runs over one backend."""
+
+    def __init__(self, backend: Backend, known_corrupt: Mapping[str, str]) -> None:
+        self._backend = backend
+        self._known_corrupt = known_corrupt  # run id -> problem, kept by runs.py from full reads
+        self._meta_cache: dict[str, _MetaInfo] = {}
+
+    async def page(
+        self, *, page_size: int, page_token: str, where: RunFilter
+    ) -> tuple[list[state_pb2.RunSummary], str]:
+        if page_size < 0 or page_size > MAX_PAGE_SIZE:
+            raise InvalidArgumentError("page_size", f"must be between 0 and {MAX_PAGE_SIZE}")
+        page_size = page_size or DEFAULT_PAGE_SIZE
+        if where.status not in state_pb2.RunStatus.values():
+            raise InvalidArgumentError("status", f"unknown status {where.status}")
+        after = decode_page_token(page_token)
+        prefixes = tuple(where.run_id_prefixes)
+        run_ids = [r for r in await self._backend.list_run_ids() if r.startswith(prefixes)]
+        infos = await self._meta_infos(run_ids)
+
+        def key(run_id: str) -> SortKey:
+            info = infos.get(run_id)
+            return info.sort_key if info is not None else (0, 0, run_id)  # unreadable meta: listed last
+
+        page: list[state_pb2.RunSummary] = []
+        last_key: SortKey | None = None
+        for run_id in sorted(run_ids, key=key, reverse=True):
+            if after is not None and key(run_id) >= after:
+                continue
+            if not self._meta_matches(infos.get(run_id), where):
+                continue
+            summary = await self.summary(run_id)
+            if where.status and summary.status != where.status:
+                continue
+            if where.waiting_for_person and not summary.waiting_calls:
+                continue
+            if len(page) == page_size:
+                return page, encode_page_token(last_key)
+            page.append(summary)
+            last_key = key(run_id)
+        return page, ""
+
+    @staticmethod
+    def _meta_matches(info: _MetaInfo | None, where: RunFilter) -> bool:
+        if not where.labels and not where.task_id:
+            return True
+        if info is None:
+            return False
+        if where.task_id and info.task_id != where.task_id:
+            return False
+        return all(info.labels.get(k) == v for k, v in where.labels.items())
+
+    async def summary(self, run_id: str) -> state_pb2.RunSummary:
+        """One run's summary: meta, last non-inert record and, where a call may wait, the trailing turn."""
+        known = self._known_corrupt.get(run_id)
+        if known is not None:
+            return corrupt_summary(run_id, known)
+        try:
+            ends = await self._backend.ends(run_id, is_inert)
+            summary = summarize_stored(run_id, ends.meta, ends.last_significant, ends.last_seq)
+            if summary.status != state_pb2.RUN_STATUS_CORRUPT and ends.last_significant.kind in MAY_WAIT_AFTER_KINDS:
+                tail = await self._backend.tail(run_id, lambda stored: stored.kind in TURN_START_KINDS)
+                summary.waiting_calls.extend(waiting_calls(tail))
+        except CorruptJournalError as err:
+            return corrupt_summary(run_id, err.message)
+        return summary
+
+    async def _meta_infos(self, run_ids: Sequence[str]) -> dict[str, _MetaInfo]:
+        missing = [r for r in run_ids if r not in self._meta_cache]
+        for start in range(0, len(missing), READ_CONCURRENCY):
+            chunk = missing[start : start + READ_CONCURRENCY]
+            await asyncio.gather(*(self._cache_meta(r) for r in chunk))
+        return {r: self._meta_cache[r] for r in run_ids if r in self._meta_cache}
+
+    async def _cache_meta(self, run_id: str) -> None:
+        try:
+            ends = await self._backend.ends(run_id, is_inert)
+        except JournalError:
+            return  # listed from its summary, sorted last; retried next time
+        if ends.meta.record is None:
+            return
+        meta = ends.meta.record.meta
+        self._meta_cache[run_id] = _MetaInfo(
+            sort_key=(meta.created_at.seconds, meta.created_at.nanos, run_id),
+            labels=dict(meta.labels),
+            task_id=meta.task_id,
+        )
+
+
+def encode_page_token(key: SortKey | None) -> str:
+    """An opaque token naming the last listed run's position (stable under concurrent creation)."""
+    if key is None:
+        return ""
+    raw = json.dumps(list(key), separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_page_token(token: str) -> SortKey | None:
+    if not token:
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        seconds, nanos, run_id = json.loads(raw)
+        if not (isinstance(seconds, int) and isinstance(nanos, int) and isinstance(run_id, str)):
+            raise ValueError("wrong types")
+    except (binascii.Error, ValueError, TypeError, UnicodeDecodeError) as err:
+        raise InvalidArgumentError("page_token", "not a token from a previous ListRuns call") from err
+    return (seconds, nanos, run_id)
