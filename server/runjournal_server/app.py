@@ -12,16 +12,18 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from runjournal.v1 import journal_service_pb2, journal_service_pb2_grpc
+from runjournal.v1 import journal_service_pb2, journal_service_pb2_grpc, task_service_pb2, task_service_pb2_grpc
 from runjournal_server.auth import TokenFileError, TokenTable
 from runjournal_server.backends import make_backend
 from runjournal_server.config import Config
 from runjournal_server.runs import Runs
-from runjournal_server.service import JournalServicer
+from runjournal_server.service import JournalServicer, TaskServicer
+from runjournal_server.tasks import Tasks
 
 log = logging.getLogger("runjournal")
 
 SERVICE_NAME = journal_service_pb2.DESCRIPTOR.services_by_name["JournalService"].full_name
+TASK_SERVICE_NAME = task_service_pb2.DESCRIPTOR.services_by_name["TaskService"].full_name
 
 
 class ServerStartError(RuntimeError):
@@ -74,9 +76,12 @@ async def serve(config: Config, *, on_ready: Callable[[str], None] | None = None
     runs = Runs(backend, max_record_bytes=config.max_record_bytes, max_open_journals=config.max_open_journals)
     server = grpc.aio.server(options=grpc_options(config))
     journal_service_pb2_grpc.add_JournalServiceServicer_to_server(JournalServicer(runs, tokens), server)
+    tasks = Tasks(backend.task_store())
+    task_service_pb2_grpc.add_TaskServiceServicer_to_server(TaskServicer(tasks, tokens), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+    services = (SERVICE_NAME, TASK_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
+    reflection.enable_server_reflection(services, server)
     try:
         port = _add_port(server, config)
     except RuntimeError as err:
@@ -84,7 +89,7 @@ async def serve(config: Config, *, on_ready: Callable[[str], None] | None = None
         raise ServerStartError(f"cannot listen on {config.listen}: {err}") from err
     await server.start()
     address = f"{config.listen.rpartition(':')[0]}:{port}"
-    for name in ("", SERVICE_NAME):
+    for name in ("", SERVICE_NAME, TASK_SERVICE_NAME):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     log.info(
         "runjournal listening on %s (backend %s, %s, %s)",

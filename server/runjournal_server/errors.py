@@ -250,21 +250,21 @@ class NotDeferredError(JournalError):
 class StorageFullError(JournalError):
     reason = Reason.STORAGE_FULL
 
-    def __init__(self, run_id: str, detail: str) -> None:
+    def __init__(self, run_id: str, detail: str, *, what: str = "run") -> None:
         super().__init__(
-            f"run {run_id!r}: the store is full ({detail}); nothing was written, retry once space is freed",
-            run_id=run_id,
+            f"{what} {run_id!r}: the store is full ({detail}); nothing was written, retry once space is freed",
+            **{f"{what}_id": run_id},
         )
 
 
 class StorageUnavailableError(JournalError):
     reason = Reason.STORAGE_UNAVAILABLE
 
-    def __init__(self, run_id: str | None, detail: str) -> None:
-        subject = f"run {run_id!r}: " if run_id else ""
+    def __init__(self, run_id: str | None, detail: str, *, what: str = "run") -> None:
+        subject = f"{what} {run_id!r}: " if run_id else ""
         super().__init__(
             f"{subject}the store failed ({detail}); nothing was acknowledged, retry the same request",
-            run_id=run_id,
+            **{f"{what}_id": run_id},
         )
 
 

@@ -25,7 +25,7 @@ import enum
 import json
 import re
 import zlib
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -412,20 +412,40 @@ class _Checker:
             self.fail(field, f"{value} is not a known value; use one of {_enum_names(descriptor)}")
 
     def json_text(self, text: str, field: str, *, want_object: bool) -> None:
-        try:
-            value = _load_json(text)
-        except RecursionError:
-            self.fail(field, f"JSON is nested more than {MAX_JSON_DEPTH} levels deep")
-        except ValueError as err:
-            self.fail(field, f"is not valid JSON: {err}")
-        if want_object and not isinstance(value, dict):
-            self.fail(field, f"must be a JSON object, got {type(value).__name__}")
-        if _nesting_exceeds(value, MAX_JSON_DEPTH):
-            self.fail(field, f"JSON is nested more than {MAX_JSON_DEPTH} levels deep")
+        problem = json_text_problem(text, want_object=want_object)
+        if problem is not None:
+            self.fail(field, problem)
 
     def tool_use_id(self, value: str, field: str) -> None:
         if _TOOL_USE_ID.fullmatch(value) is None:
             self.fail(field, "a tool_use id is 1-256 printable ASCII characters without spaces")
+
+
+def json_text_problem(text: str, *, want_object: bool = False) -> str | None:
+    """Why ``text`` is not an acceptable JSON value (or object), or None when it is."""
+    try:
+        value = _load_json(text)
+    except RecursionError:
+        return f"JSON is nested more than {MAX_JSON_DEPTH} levels deep"
+    except ValueError as err:
+        return f"is not valid JSON: {err}"
+    if want_object and not isinstance(value, dict):
+        return f"must be a JSON object, got {type(value).__name__}"
+    if _nesting_exceeds(value, MAX_JSON_DEPTH):
+        return f"JSON is nested more than {MAX_JSON_DEPTH} levels deep"
+    return None
+
+
+def label_problems(labels: Mapping[str, str]) -> Iterator[tuple[str, str]]:
+    """``(key, problem)`` for each label that breaks the label rules (shared by runs and tasks)."""
+    if len(labels) > MAX_LABELS:
+        yield "", f"has {len(labels)} labels; at most {MAX_LABELS} are allowed"
+        return
+    for key in sorted(labels):
+        if _LABEL_KEY.fullmatch(key) is None:
+            yield key, "a label key is 1-63 characters of [a-z0-9_./-], starting with [a-z0-9]"
+        elif len(labels[key]) > MAX_LABEL_VALUE_CHARS:
+            yield key, f"a label value has at most {MAX_LABEL_VALUE_CHARS} characters"
 
 
 def _enum_names(descriptor: EnumDescriptor) -> str:
@@ -525,14 +545,8 @@ def _meta(c: _Checker, m: pb.Meta) -> None:
         c.fail("meta.fingerprint", "is required")
     _fingerprint(c, m.fingerprint, "meta.fingerprint")
     _blocks(c, m.prompt, "meta.prompt", _PLAIN_BLOCKS, required=True)
-    if len(m.labels) > MAX_LABELS:
-        c.fail("meta.labels", f"has {len(m.labels)} labels; at most {MAX_LABELS} are allowed")
-    for key in sorted(m.labels):
-        where = f"meta.labels[{json.dumps(key, ensure_ascii=False)}]"
-        if _LABEL_KEY.fullmatch(key) is None:
-            c.fail(where, "a label key is 1-63 characters of [a-z0-9_./-], starting with [a-z0-9]")
-        if len(m.labels[key]) > MAX_LABEL_VALUE_CHARS:
-            c.fail(where, f"a label value has at most {MAX_LABEL_VALUE_CHARS} characters")
+    for key, problem in label_problems(m.labels):
+        c.fail(f"meta.labels[{json.dumps(key, ensure_ascii=False)}]" if key else "meta.labels", problem)
     if m.task_id and not is_valid_run_id(m.task_id):
         c.fail("meta.task_id", f"must be empty or a run id: {_RUN_ID_RULE}")
 

@@ -16,11 +16,14 @@ import grpc
 
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc as pb_grpc
+from runjournal.v1 import task_service_pb2 as tpb
+from runjournal.v1 import task_service_pb2_grpc as tpb_grpc
 from runjournal_server.auth import UNRESTRICTED, Access, TokenTable
 from runjournal_server.errors import JournalError
 from runjournal_server.listing import RunFilter
 from runjournal_server.runs import Runs
 from runjournal_server.status import to_status
+from runjournal_server.tasks import Tasks
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +36,7 @@ def _unary(
     """Authorize, then turn domain errors into rich statuses and hide unexpected ones."""
 
     @functools.wraps(method)
-    async def handler(self: JournalServicer, request: Any, context: grpc.aio.ServicerContext) -> Response:
+    async def handler(self: _Authorizing, request: Any, context: grpc.aio.ServicerContext) -> Response:
         try:
             return await method(self, request, context, self.authorize(request, context))
         except JournalError as err:
@@ -46,22 +49,30 @@ def _unary(
     return handler
 
 
-class JournalServicer(pb_grpc.JournalServiceServicer):
-    """JournalService over ``Runs``."""
+class _Authorizing:
+    """Token checks shared by the servicers."""
 
-    def __init__(self, runs: Runs, tokens: TokenTable | None = None) -> None:
-        self._runs = runs
+    def __init__(self, tokens: TokenTable | None) -> None:
         self._tokens = tokens
 
     def authorize(self, request: Any, context: grpc.aio.ServicerContext) -> Access:
-        """The caller's access; with tokens configured, its run-id prefixes bound every run it names."""
+        """The caller's access; with tokens configured, its prefixes bound every run or task id it names."""
         if self._tokens is None:
             return UNRESTRICTED
         access = self._tokens.authenticate(context.invocation_metadata() or ())
-        run_id = getattr(request, "run_id", None)
-        if run_id is not None:
-            access.check_run(run_id)
+        for field in ("run_id", "task_id"):
+            named = getattr(request, field, None)
+            if named:
+                access.check_run(named)
         return access
+
+
+class JournalServicer(_Authorizing, pb_grpc.JournalServiceServicer):
+    """JournalService over ``Runs``."""
+
+    def __init__(self, runs: Runs, tokens: TokenTable | None = None) -> None:
+        super().__init__(tokens)
+        self._runs = runs
 
     @_unary
     async def Append(
@@ -146,3 +157,43 @@ class JournalServicer(pb_grpc.JournalServiceServicer):
         except Exception:
             log.exception("unexpected failure in Read")
             await context.abort(grpc.StatusCode.INTERNAL, "internal error; see the server log")
+
+
+class TaskServicer(_Authorizing, tpb_grpc.TaskServiceServicer):
+    """TaskService over ``Tasks``."""
+
+    def __init__(self, tasks: Tasks, tokens: TokenTable | None = None) -> None:
+        super().__init__(tokens)
+        self._tasks = tasks
+
+    @_unary
+    async def SubmitTask(
+        self, request: tpb.SubmitTaskRequest, context: grpc.aio.ServicerContext, access: Access
+    ) -> tpb.SubmitTaskResponse:
+        task, created = await self._tasks.submit(request.task_id, request.request_json, dict(request.labels))
+        return tpb.SubmitTaskResponse(task=task, created=created)
+
+    @_unary
+    async def CompleteTask(
+        self, request: tpb.CompleteTaskRequest, context: grpc.aio.ServicerContext, access: Access
+    ) -> tpb.CompleteTaskResponse:
+        return tpb.CompleteTaskResponse(task=await self._tasks.complete(request.task_id, request.outcome))
+
+    @_unary
+    async def GetTask(
+        self, request: tpb.GetTaskRequest, context: grpc.aio.ServicerContext, access: Access
+    ) -> tpb.GetTaskResponse:
+        return tpb.GetTaskResponse(task=await self._tasks.get(request.task_id))
+
+    @_unary
+    async def ListTasks(
+        self, request: tpb.ListTasksRequest, context: grpc.aio.ServicerContext, access: Access
+    ) -> tpb.ListTasksResponse:
+        tasks, token = await self._tasks.list(
+            page_size=request.page_size,
+            page_token=request.page_token,
+            state=request.state,
+            labels=dict(request.labels),
+            task_id_prefixes=access.run_id_prefixes,
+        )
+        return tpb.ListTasksResponse(tasks=tasks, next_page_token=token)

@@ -164,3 +164,33 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     async def list_run_ids(self) -> list[str]:
         """Every run id with a journal (unordered); may include unreadable ones."""
+
+    def task_store(self) -> TaskStore:
+        """The store of tasks kept beside the journals (same place, same durability)."""
+        raise NotImplementedError(f"the {self.name} backend does not store tasks yet")
+
+
+class TaskStore(abc.ABC):
+    """Create-only storage of task documents: a request and, later, an outcome per task.
+
+    Both writes are create-only and durable before they return, so the first
+    completion wins at the store itself, whichever server replica races
+    (file: a fully synced file linked into place; JetStream: a KV create).
+    The store keeps bytes; ``tasks.py`` builds and reads them.
+    """
+
+    @abc.abstractmethod
+    async def create_request(self, task_id: str, body: bytes) -> bytes | None:
+        """Store the request if the task has none; None when stored, else the existing bytes."""
+
+    @abc.abstractmethod
+    async def create_outcome(self, task_id: str, body: bytes) -> bytes | None:
+        """Store the outcome if the task has none; None when stored, else the existing bytes."""
+
+    @abc.abstractmethod
+    async def get(self, task_id: str) -> tuple[bytes | None, bytes | None]:
+        """The task's request and outcome bytes, each None when absent."""
+
+    @abc.abstractmethod
+    async def list_task_ids(self) -> list[str]:
+        """Every task id with a stored request (unordered)."""

@@ -32,7 +32,7 @@ from typing import NoReturn, TypeVar
 import portalocker
 
 from runjournal_server import records
-from runjournal_server.backends.base import Backend, Journal, RunEnds
+from runjournal_server.backends.base import Backend, Journal, RunEnds, TaskStore
 from runjournal_server.errors import (
     CorruptJournalError,
     JournalError,
@@ -57,20 +57,20 @@ _ENDS_ATTEMPTS = 3
 """How often ``ends`` starts over when the file shrinks under it (a writer rolled back)."""
 
 
-def _storage_error(run_id: str | None, action: str, err: OSError) -> JournalError:
+def _storage_error(run_id: str | None, action: str, err: OSError, *, what: str = "run") -> JournalError:
     """Translate an OSError at the backend edge: out of space is STORAGE_FULL, the rest UNAVAILABLE."""
     detail = f"{action}: {err.strerror or err}"
     if err.errno in _FULL_ERRNOS:
-        return StorageFullError(run_id or "", detail)
-    return StorageUnavailableError(run_id, detail)
+        return StorageFullError(run_id or "", detail, what=what)
+    return StorageUnavailableError(run_id, detail, what=what)
 
 
 @contextlib.contextmanager
-def _os_errors(run_id: str | None, action: str) -> Iterator[None]:
+def _os_errors(run_id: str | None, action: str, *, what: str = "run") -> Iterator[None]:
     try:
         yield
     except OSError as err:
-        raise _storage_error(run_id, action, err) from err
+        raise _storage_error(run_id, action, err, what=what) from err
 
 
 def _write_all(fd: int, data: bytes, offset: int) -> None:
@@ -440,6 +440,11 @@ class FileBackend(Backend):
 
     async def list_run_ids(self) -> list[str]:
         return await self._run(self._list_sync)
+
+    def task_store(self) -> TaskStore:
+        from runjournal_server.backends.file_tasks import FileTaskStore
+
+        return FileTaskStore(self._dir, self._executor)
 
     # ------------------------------------------------------------ plumbing
 

@@ -1,0 +1,108 @@
+"""The file backend's task store: one directory, create-only files.
+
+``<data_dir>/tasks/<task_id>.request.json`` and ``<task_id>.outcome.json``.
+A document is written to a temporary file and fsynced, then hard-linked into
+its final name: ``link`` fails when the name exists, so creation is exclusive
+*and* the linked file is always complete (an O_EXCL create would expose a
+half-written file to a racing reader, or leave one behind after a crash). The
+directory is fsynced before the call returns, so an acknowledged document
+survives a crash. The first completion wins at the file system itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import Callable
+from concurrent.futures import Executor
+from pathlib import Path
+from typing import TypeVar
+
+from runjournal_server.backends.base import TaskStore
+from runjournal_server.backends.file import _os_errors, _write_all
+from runjournal_server.ids import is_valid_run_id
+
+TASKS_DIR = "tasks"
+REQUEST_SUFFIX = ".request.json"
+OUTCOME_SUFFIX = ".outcome.json"
+TEMP_PREFIX = ".tmp-"
+
+T = TypeVar("T")
+
+
+class FileTaskStore(TaskStore):
+    def __init__(self, data_dir: Path, executor: Executor | None) -> None:
+        self._dir = data_dir / TASKS_DIR
+        self._executor = executor
+
+    async def create_request(self, task_id: str, body: bytes) -> bytes | None:
+        return await self._run(self._create, task_id, REQUEST_SUFFIX, body)
+
+    async def create_outcome(self, task_id: str, body: bytes) -> bytes | None:
+        return await self._run(self._create, task_id, OUTCOME_SUFFIX, body)
+
+    async def get(self, task_id: str) -> tuple[bytes | None, bytes | None]:
+        return await self._run(self._get, task_id)
+
+    async def list_task_ids(self) -> list[str]:
+        return await self._run(self._list)
+
+    async def _run(self, fn: Callable[..., T], *args: object) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
+
+    def _path(self, task_id: str, suffix: str) -> Path:
+        if not is_valid_run_id(task_id):  # never build a path from an unchecked id
+            raise ValueError(f"invalid task id {task_id!r}")
+        return self._dir / f"{task_id}{suffix}"
+
+    def _create(self, task_id: str, suffix: str, body: bytes) -> bytes | None:
+        final = self._path(task_id, suffix)
+        with _os_errors(task_id, "storing the task", what="task"):
+            self._dir.mkdir(exist_ok=True)
+            temp = self._dir / f"{TEMP_PREFIX}{uuid.uuid4().hex}"
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+            try:
+                _write_all(fd, body, 0)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            try:
+                os.link(temp, final)
+                created = True
+            except FileExistsError:
+                created = False
+            finally:
+                os.unlink(temp)
+            self._fsync_dir()
+            return None if created else final.read_bytes()
+
+    def _get(self, task_id: str) -> tuple[bytes | None, bytes | None]:
+        with _os_errors(task_id, "reading the task", what="task"):
+            return (
+                _read_if_present(self._path(task_id, REQUEST_SUFFIX)),
+                _read_if_present(self._path(task_id, OUTCOME_SUFFIX)),
+            )
+
+    def _list(self) -> list[str]:
+        with _os_errors(None, f"listing {self._dir}", what="task"):
+            try:
+                names = os.listdir(self._dir)
+            except FileNotFoundError:
+                return []
+        ids = (name.removesuffix(REQUEST_SUFFIX) for name in names if name.endswith(REQUEST_SUFFIX))
+        return [task_id for task_id in ids if is_valid_run_id(task_id)]
+
+    def _fsync_dir(self) -> None:
+        fd = os.open(self._dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _read_if_present(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
