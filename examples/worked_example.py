@@ -1,4 +1,4 @@
-"""A worked example: a run that crashes, is resumed, waits for a person, and finishes.
+"""A worked example: a run that crashes, is resumed, waits for people, and finishes.
 
 Start a server (``runjournal serve``), then::
 
@@ -10,10 +10,13 @@ separate processes:
 1. worker-a creates the run, records a model turn asking for two tool calls and
    the result of the first one, then crashes.
 2. worker-b claims the run, sees the pending batch (one of two calls answered),
-   finishes it, records the next turn, defers a call to a person and suspends.
-3. A person answers the deferred call (``client.answer``, the same as the
-   ``runjournal answer`` command).
-4. worker-c claims the run and finishes it.
+   finishes it and records the next turn, which asks a person a question and
+   wants to deploy. It defers the question to a person and the deploy to an
+   operator's decision (``needs_approval``), and suspends.
+3. People read the inbox (``client.inbox``, as ``runjournal inbox``), answer
+   the question (``client.answer``, as ``runjournal answer``) and approve the
+   deploy (``client.approve``, as ``runjournal approve``).
+4. worker-c claims the run, runs the approved deploy and finishes.
 
 Every step checks what the server reports; the script exits 1 on anything
 unexpected. Each execution uses a new run id.
@@ -30,6 +33,7 @@ from pathlib import Path
 
 from runjournal import (
     AlreadyAnsweredError,
+    AlreadyDecidedError,
     JournalClient,
     Run,
     RunClaimedError,
@@ -39,13 +43,14 @@ from runjournal import (
     tool_result_record,
     tool_use_block,
 )
-from runjournal.v1 import state_pb2
+from runjournal.v1 import records_pb2, state_pb2
 
 SYSTEM_PROMPT = "You are a release assistant. Check the weather and the news, then ask before deploying."
 TOOLS = [
     {"name": "weather", "description": "Weather for a city", "input_schema": {"type": "object"}},
     {"name": "news", "description": "Headlines for a topic", "input_schema": {"type": "object"}},
     {"name": "deploy", "description": "Deploy a release", "input_schema": {"type": "object"}},
+    {"name": "ask_person", "description": "Ask a person a question", "input_schema": {"type": "object"}},
 ]
 FINGERPRINT = make_fingerprint(
     provider="anthropic",
@@ -82,8 +87,12 @@ def show_pending(state: state_pb2.RunState) -> None:
     for call in pending.calls:
         if call.answered:
             where = f"answered at seq {call.result_seq}"
+        elif call.decision:
+            decision = records_pb2.Decision.Name(call.decision).removeprefix("DECISION_").lower()
+            where = f"{decision} by {call.approval.approver!r} at seq {call.approval_seq}, not run yet"
         elif call.deferred:
-            where = f"deferred at seq {call.deferral_seq} to {call.deferral.expected_answerer!r}"
+            what = "a decision" if call.deferral.needs_approval else "an answer"
+            where = f"deferred at seq {call.deferral_seq}: waits for {what} from {call.deferral.expected_answerer!r}"
         else:
             where = "NOT answered yet"
         print(f"     - {call.tool_use.id} {call.tool_use.name}({call.tool_use.input_json}): {where}")
@@ -146,58 +155,102 @@ def worker_b_resumes_and_suspends(address: str, run_id: str) -> None:
         else:
             raise Unexpected("a stale worker was allowed to append")
 
-        step("2c. worker-b finishes the batch; the model wants to deploy, which a person must decide")
+        step("2c. worker-b finishes the batch; the model asks a question and wants to deploy")
         seq = run.tool_result("call_news", "No outages reported today.")
         print(f"   seq {seq} tool_result for call_news (batch complete)")
         seq = run.assistant(
             2,
             [
-                text_block("All clear. Deploying needs a human decision."),
+                text_block("All clear. I need the release notes' audience, and deploying needs a sign-off."),
+                tool_use_block("call_ask", "ask_person", {"question": "Who gets the release notes?"}),
                 tool_use_block("call_deploy", "deploy", {"release": "2.4"}),
             ],
             "tool_use",
             {"input_tokens": 901, "output_tokens": 41},
         )
-        print(f"   seq {seq} assistant turn 2 asks for call_deploy")
-        seq = run.deferral("call_deploy", "production deploys need an on-call sign-off", "on-call")
-        print(f"   seq {seq} deferral of call_deploy to on-call")
-        seq = run.terminal("suspended", "waiting for on-call to answer call_deploy")
+        print(f"   seq {seq} assistant turn 2 asks for call_ask and call_deploy")
+        seq = run.deferral("call_ask", "only a person knows the audience", "release-manager")
+        print(f"   seq {seq} deferral of call_ask to release-manager (awaits an answer)")
+        seq = run.deferral("call_deploy", "production deploys need an on-call sign-off", "on-call", needs_approval=True)
+        print(f"   seq {seq} deferral of call_deploy to on-call (awaits a decision)")
+        seq = run.terminal("suspended", "waiting for people")
         print(f"   seq {seq} terminal: suspended")
         state = client.fold(run_id)
         expect(state.status == state_pb2.RUN_STATUS_SUSPENDED, "the run is suspended")
         show_pending(state)
 
 
-def person_answers(address: str, run_id: str) -> None:
-    step("3. on-call answers the deferred call")
-    answer_text = "Approved by on-call: deploy 2.4 to production."
+def people_answer_and_approve(address: str, run_id: str) -> None:
+    step("3. people read the inbox")
+    with JournalClient(address) as client:
+        print(f"   equivalent command line: runjournal inbox --address {address}")
+        inbox = {summary.run_id: summary for summary in client.inbox(labels={"example": "worked"})}
+        expect(run_id in inbox, "the run is in the inbox")
+        for call in inbox[run_id].waiting_calls:
+            what = state_pb2.WaitingFor.Name(call.waiting_for).removeprefix("WAITING_FOR_").lower()
+            print(f"     - {call.tool_use_id} {call.tool_name}: {what} from {call.expected_answerer!r}: {call.reason}")
+        waiting = [(call.tool_use_id, call.waiting_for) for call in inbox[run_id].waiting_calls]
+        expect(
+            waiting == [("call_ask", state_pb2.WAITING_FOR_ANSWER), ("call_deploy", state_pb2.WAITING_FOR_DECISION)],
+            "call_ask waits for an answer, call_deploy for a decision",
+        )
+
+    step("3b. the release manager answers call_ask")
+    answer_text = "The whole company, plus the two customers who asked for 2.4."
     with tempfile.TemporaryDirectory() as tmp:
         result_file = Path(tmp) / "answer.txt"
         result_file.write_text(answer_text, encoding="utf-8")
         print("   equivalent command line:")
-        print(f"     runjournal answer {run_id} call_deploy --result-file {result_file} --address {address}")
+        print(f"     runjournal answer {run_id} call_ask --result-file {result_file} --address {address}")
         with JournalClient(address) as client:
-            seq = client.answer(run_id, "call_deploy", text=result_file.read_text(encoding="utf-8"))
-            print(f"   seq {seq} tool_result for call_deploy (remote), written by the server")
+            seq = client.answer(run_id, "call_ask", text=result_file.read_text(encoding="utf-8"))
+            print(f"   seq {seq} tool_result for call_ask (remote), written by the server")
             try:
-                client.answer(run_id, "call_deploy", text="answering twice")
+                client.answer(run_id, "call_ask", text="answering twice")
             except AlreadyAnsweredError as err:
                 print(f"   a second answer is refused: {err.reason} at seq {err.answered_at_seq}")
                 expect(err.answered_at_seq == seq, "the refusal points at the first answer")
             else:
                 raise Unexpected("a second answer was accepted")
-            state = client.fold(run_id)
-            expect(state.status == state_pb2.RUN_STATUS_OPEN, "the answered run is open again")
+
+    step("3c. on-call approves call_deploy")
+    with JournalClient(address) as client:
+        print("   equivalent command line:")
+        print(
+            f"     runjournal approve {run_id} call_deploy --approve --reason 'change window open' --address {address}"
+        )
+        seq = client.approve(run_id, "call_deploy", "approved", "on-call", "change window open")
+        print(f"   seq {seq} approval of call_deploy, written by the server")
+        try:
+            client.approve(run_id, "call_deploy", "denied", "someone-else")
+        except AlreadyDecidedError as err:
+            print(f"   a second decision is refused: {err.reason} at seq {err.decided_at_seq}")
+            expect(err.decided_at_seq == seq, "the refusal points at the first decision")
+        else:
+            raise Unexpected("a second decision was accepted")
+        expect(
+            run_id not in {summary.run_id for summary in client.inbox(labels={"example": "worked"})},
+            "nothing of the run waits for a person any more",
+        )
+        state = client.fold(run_id)
+        expect(state.status == state_pb2.RUN_STATUS_OPEN, "the run is open again")
 
 
 def worker_c_finishes(address: str, run_id: str) -> None:
-    step("4. worker-c claims the run and finishes it")
+    step("4. worker-c claims the run, runs the approved deploy and finishes")
     with JournalClient(address) as client:
         run = Run.claim(client, run_id, "worker-c", FINGERPRINT)
         assert run.state is not None
-        expect(not run.state.HasField("pending"), "nothing is pending after the answer")
+        show_pending(run.state)
+        deploy = [call for call in run.state.pending.calls if not call.answered]
+        expect(
+            [(call.tool_use.id, call.decision) for call in deploy] == [("call_deploy", records_pb2.DECISION_APPROVED)],
+            "only the approved call_deploy is left to run",
+        )
         expect(run.state.next_iteration == 3, "the run resumes at iteration 3")
         print(f"   claim token {run.claim_token}, next seq {run.next_seq}")
+        seq = run.tool_result("call_deploy", "Release 2.4 deployed to production.")
+        print(f"   seq {seq} tool_result for call_deploy: worker-c ran the approved call")
         seq = run.assistant(3, [text_block("Release 2.4 is deployed.")], "end_turn", {"output_tokens": 9})
         print(f"   seq {seq} assistant turn 3 (end_turn)")
         seq = run.terminal("completed", "release 2.4 shipped")
@@ -208,11 +261,11 @@ def worker_c_finishes(address: str, run_id: str) -> None:
         print(
             f"   {len(state.conversation)} messages; {counters.llm_calls} model calls, "
             f"{counters.tool_calls} tool results ({counters.remote_tool_calls} remote), "
-            f"{counters.deferrals} deferral; last seq {state.last_seq}"
+            f"{counters.deferrals} deferrals; last seq {state.last_seq}"
         )
         expect(
-            (counters.llm_calls, counters.tool_calls, counters.remote_tool_calls) == (3, 3, 1),
-            "3 model calls and 3 tool results, one of them remote",
+            (counters.llm_calls, counters.tool_calls, counters.remote_tool_calls, counters.deferrals) == (3, 4, 1, 2),
+            "3 model calls, 4 tool results (one of them remote) and 2 deferrals",
         )
 
         step("5. the journal, as stored")
@@ -222,8 +275,8 @@ def worker_c_finishes(address: str, run_id: str) -> None:
             kinds.append(kind)
             print(f"   seq {record.seq:>2} {kind:<12} {len(line):>4} bytes")
         expected_kinds = [
-            "meta", "assistant", "tool_result", "claim", "tool_result", "assistant",
-            "deferral", "terminal", "tool_result", "claim", "assistant", "terminal",
+            "meta", "assistant", "tool_result", "claim", "tool_result", "assistant", "deferral",
+            "deferral", "terminal", "tool_result", "approval", "claim", "tool_result", "assistant", "terminal",
         ]  # fmt: skip
         expect(kinds == expected_kinds, "the journal holds exactly the records above")
         listed = {summary.run_id: summary for summary in client.iter_runs(labels={"example": "worked"})}
@@ -239,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         worker_a_crashes(args.address, run_id)
         worker_b_resumes_and_suspends(args.address, run_id)
-        person_answers(args.address, run_id)
+        people_answer_and_approve(args.address, run_id)
         worker_c_finishes(args.address, run_id)
     except Unexpected as err:
         print(f"\nUNEXPECTED: {err}", file=sys.stderr)

@@ -1,8 +1,8 @@
 """``runjournal``: serve the journal, and a few commands for people.
 
 ``runjournal serve`` runs the server (file backend in ./runjournal-data on
-127.0.0.1:50051 with no flags). ``runs list``, ``runs show`` and ``answer`` talk
-to a running server through the Python client.
+127.0.0.1:50051 with no flags). ``runs list``, ``runs show``, ``inbox``,
+``answer`` and ``approve`` talk to a running server through the Python client.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -51,7 +52,10 @@ def _parser() -> argparse.ArgumentParser:
     listing = runs_commands.add_parser("list", help="list runs, newest first")
     _add_address(listing)
     listing.add_argument("--status", help="only runs with this status, e.g. open, suspended, corrupt")
-    listing.add_argument("--label", action="append", default=[], metavar="KEY=VALUE", help="only runs with label")
+    listing.add_argument(
+        "--label", action="append", default=[], type=_label, metavar="KEY=VALUE", help="only runs with label"
+    )
+    listing.add_argument("--task", default="", metavar="TASK_ID", help="only runs serving this task")
     listing.add_argument("--limit", type=int, default=50, help="at most this many runs (default 50)")
     listing.set_defaults(handler=_runs_list)
     show = runs_commands.add_parser("show", help="show a run's folded conversation")
@@ -68,6 +72,25 @@ def _parser() -> argparse.ArgumentParser:
     source.add_argument("--result", help="the result text")
     answer.add_argument("--error", action="store_true", help="the answer reports a failure")
     answer.set_defaults(handler=_answer)
+
+    inbox = commands.add_parser("inbox", help="list the tool calls waiting for a person (an answer or a decision)")
+    _add_address(inbox)
+    inbox.add_argument(
+        "--label", action="append", default=[], type=_label, metavar="KEY=VALUE", help="only runs with label"
+    )
+    inbox.add_argument("--task", default="", metavar="TASK_ID", help="only runs serving this task")
+    inbox.set_defaults(handler=_inbox)
+
+    approve = commands.add_parser("approve", help="approve or deny a tool call that waits for a decision")
+    _add_address(approve)
+    approve.add_argument("run_id")
+    approve.add_argument("call_id")
+    decision = approve.add_mutually_exclusive_group(required=True)
+    decision.add_argument("--approve", dest="decision", action="store_const", const="approved", help="let it run")
+    decision.add_argument("--deny", dest="decision", action="store_const", const="denied", help="refuse it")
+    approve.add_argument("--reason", default="", help="why, for the record")
+    approve.add_argument("--approver", help='who decides (default: $USER, else "cli")')
+    approve.set_defaults(handler=_approve)
     return parser
 
 
@@ -108,10 +131,10 @@ def _runs_list(args: argparse.Namespace) -> int:
             print(f"runjournal: unknown status {args.status!r}", file=sys.stderr)
             return 2
         status = state_pb2.RunStatus.Value(name)
-    labels = dict(item.split("=", 1) for item in args.label)
+    labels = dict(args.label)
     with JournalClient(args.address) as client:
         print(f"{'RUN':<40} {'STATUS':<15} {'LAST SEQ':>8}  CREATED")
-        for count, run in enumerate(client.iter_runs(status=status, labels=labels)):
+        for count, run in enumerate(client.iter_runs(status=status, labels=labels, task_id=args.task)):
             if count >= args.limit:
                 break
             state = state_pb2.RunStatus.Name(run.status).removeprefix("RUN_STATUS_").lower()
@@ -142,6 +165,32 @@ def _answer(args: argparse.Namespace) -> int:
         seq = client.answer(args.run_id, args.call_id, text=text, is_error=args.error)
     print(f"answered {args.call_id} in run {args.run_id} at seq {seq}")
     return 0
+
+
+def _inbox(args: argparse.Namespace) -> int:
+    from runjournal import JournalClient
+    from runjournal_server.render import render_inbox
+
+    with JournalClient(args.address) as client:
+        print(render_inbox(client.inbox(labels=dict(args.label), task_id=args.task)))
+    return 0
+
+
+def _approve(args: argparse.Namespace) -> int:
+    from runjournal import JournalClient
+
+    approver = args.approver or os.environ.get("USER") or "cli"
+    with JournalClient(args.address) as client:
+        seq = client.approve(args.run_id, args.call_id, args.decision, approver, args.reason)
+    print(f"{args.decision} {args.call_id} in run {args.run_id} at seq {seq} (by {approver})")
+    return 0
+
+
+def _label(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key, value
 
 
 if __name__ == "__main__":

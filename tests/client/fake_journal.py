@@ -1,27 +1,29 @@
-"""A scripted JournalService on loopback, for the client's own logic.
+"""A scripted JournalService and TaskService on loopback, for the client's own logic.
 
-It answers like a well-behaved server unless a test queued failures for a
-method; it records every request with its deadline and metadata, so tests can
+They answer like a well-behaved server unless a test queued failures for a
+method; they record every request with its deadline and metadata, so tests can
 prove what the client sent (the same bytes on every retry, a deadline on every
-call). Journal semantics are tested against the real server elsewhere.
+call). Journal and task semantics are tested against the real server elsewhere.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent import futures
 from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
 from google.protobuf import any_pb2
+from google.protobuf.message import Message
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from runjournal.v1 import journal_service_pb2 as pb
-from runjournal.v1 import journal_service_pb2_grpc, records_pb2, state_pb2
+from runjournal.v1 import journal_service_pb2_grpc, records_pb2, state_pb2, task_service_pb2_grpc
+from runjournal.v1 import task_service_pb2 as tpb
 
 Action = Callable[[grpc.ServicerContext], None]
 
@@ -35,12 +37,20 @@ class Received:
 
 
 def rich_status(
-    reason: str, code: grpc.StatusCode, metadata: Mapping[str, str], *, domain: str = "runjournal.dev"
+    reason: str,
+    code: grpc.StatusCode,
+    metadata: Mapping[str, str],
+    *,
+    domain: str = "runjournal.dev",
+    details: Sequence[Message] = (),
 ) -> status_pb2.Status:
-    info = error_details_pb2.ErrorInfo(reason=reason, domain=domain, metadata=dict(metadata))
-    detail = any_pb2.Any()
-    detail.Pack(info)
-    return status_pb2.Status(code=getattr(code_pb2, code.name), message=f"{reason} happened", details=[detail])
+    """A status with the ErrorInfo first, then ``details`` (as the server sends them)."""
+    packed = []
+    for message in (error_details_pb2.ErrorInfo(reason=reason, domain=domain, metadata=dict(metadata)), *details):
+        detail = any_pb2.Any()
+        detail.Pack(message)
+        packed.append(detail)
+    return status_pb2.Status(code=getattr(code_pb2, code.name), message=f"{reason} happened", details=packed)
 
 
 def abort_with_reason(
@@ -49,8 +59,9 @@ def abort_with_reason(
     metadata: Mapping[str, str] | None = None,
     *,
     domain: str = "runjournal.dev",
+    details: Sequence[Message] = (),
 ) -> Action:
-    status = rich_status(reason, code, metadata or {}, domain=domain)
+    status = rich_status(reason, code, metadata or {}, domain=domain, details=details)
 
     def act(context: grpc.ServicerContext) -> None:
         context.abort_with_status(rpc_status.to_status(status))
@@ -91,17 +102,11 @@ def outlive_deadline(context: grpc.ServicerContext) -> None:
 
 
 @dataclass
-class FakeJournal(journal_service_pb2_grpc.JournalServiceServicer):  # type: ignore[misc]
+class Scripted:
+    """Records every request; plays the failures a test queued for a method, in order."""
+
     received: list[Received] = field(default_factory=list)
     failures: dict[str, list[Action]] = field(default_factory=lambda: defaultdict(list))
-    claim_response: pb.ClaimResponse = field(default_factory=pb.ClaimResponse)
-    fold_state: state_pb2.RunState = field(default_factory=state_pb2.RunState)
-    pages: dict[str, pb.ListRunsResponse] = field(default_factory=dict)
-    read_last_seq: int = 0
-    read_breaks: set[int] = field(default_factory=set)
-    """Seqs before which a Read stream fails UNAVAILABLE (each once)."""
-    stored: dict[int, records_pb2.Record] = field(default_factory=dict)
-    """Records Read streams at their seqs, instead of made-up notes."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def fail_next(self, method: str, *actions: Action) -> None:
@@ -119,6 +124,18 @@ class FakeJournal(journal_service_pb2_grpc.JournalServiceServicer):  # type: ign
             action = queued.pop(0) if queued else None
         if action is not None:
             action(context)
+
+
+@dataclass
+class FakeJournal(Scripted, journal_service_pb2_grpc.JournalServiceServicer):  # type: ignore[misc]
+    claim_response: pb.ClaimResponse = field(default_factory=pb.ClaimResponse)
+    fold_state: state_pb2.RunState = field(default_factory=state_pb2.RunState)
+    pages: dict[str, pb.ListRunsResponse] = field(default_factory=dict)
+    read_last_seq: int = 0
+    read_breaks: set[int] = field(default_factory=set)
+    """Seqs before which a Read stream fails UNAVAILABLE (each once)."""
+    stored: dict[int, records_pb2.Record] = field(default_factory=dict)
+    """Records Read streams at their seqs, instead of made-up notes."""
 
     def Append(self, request: pb.AppendRequest, context: grpc.ServicerContext) -> pb.AppendResponse:
         self._enter("Append", request, context)
@@ -141,6 +158,10 @@ class FakeJournal(journal_service_pb2_grpc.JournalServiceServicer):  # type: ign
         self._enter("Answer", request, context)
         return pb.AnswerResponse(seq=42)
 
+    def Approve(self, request: pb.ApproveRequest, context: grpc.ServicerContext) -> pb.ApproveResponse:
+        self._enter("Approve", request, context)
+        return pb.ApproveResponse(seq=43)
+
     def ListRuns(self, request: pb.ListRunsRequest, context: grpc.ServicerContext) -> pb.ListRunsResponse:
         self._enter("ListRuns", request, context)
         return self.pages[request.page_token]
@@ -158,19 +179,56 @@ class FakeJournal(journal_service_pb2_grpc.JournalServiceServicer):  # type: ign
 
 
 @dataclass
+class FakeTasks(Scripted, task_service_pb2_grpc.TaskServiceServicer):  # type: ignore[misc]
+    """Accepts every submission and completion, echoing the request back as the stored task."""
+
+    stored: dict[str, tpb.Task] = field(default_factory=dict)
+    """Tasks GetTask returns, by id."""
+    pages: dict[str, tpb.ListTasksResponse] = field(default_factory=dict)
+
+    def SubmitTask(self, request: tpb.SubmitTaskRequest, context: grpc.ServicerContext) -> tpb.SubmitTaskResponse:
+        self._enter("SubmitTask", request, context)
+        task = tpb.Task(
+            task_id=request.task_id,
+            request_json=request.request_json,
+            labels=request.labels,
+            state=tpb.TASK_STATE_SUBMITTED,
+        )
+        return tpb.SubmitTaskResponse(task=task, created=True)
+
+    def CompleteTask(self, request: tpb.CompleteTaskRequest, context: grpc.ServicerContext) -> tpb.CompleteTaskResponse:
+        self._enter("CompleteTask", request, context)
+        task = tpb.Task(task_id=request.task_id, outcome=request.outcome)
+        task.state = tpb.TASK_STATE_SUCCEEDED if request.outcome.HasField("result_json") else tpb.TASK_STATE_FAILED
+        task.outcome.completed_at.FromSeconds(1_800_000_000)
+        return tpb.CompleteTaskResponse(task=task)
+
+    def GetTask(self, request: tpb.GetTaskRequest, context: grpc.ServicerContext) -> tpb.GetTaskResponse:
+        self._enter("GetTask", request, context)
+        return tpb.GetTaskResponse(task=self.stored[request.task_id])
+
+    def ListTasks(self, request: tpb.ListTasksRequest, context: grpc.ServicerContext) -> tpb.ListTasksResponse:
+        self._enter("ListTasks", request, context)
+        return self.pages[request.page_token]
+
+
+@dataclass
 class FakeServer:
     journal: FakeJournal
+    tasks: FakeTasks
     address: str
     server: grpc.Server
 
 
 def start_fake_server() -> FakeServer:
     journal = FakeJournal()
+    tasks = FakeTasks()
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=8),
         options=[("grpc.max_send_message_length", 64 * 1024 * 1024)],
     )
     journal_service_pb2_grpc.add_JournalServiceServicer_to_server(journal, server)
+    task_service_pb2_grpc.add_TaskServiceServicer_to_server(tasks, server)
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
-    return FakeServer(journal, f"127.0.0.1:{port}", server)
+    return FakeServer(journal, tasks, f"127.0.0.1:{port}", server)

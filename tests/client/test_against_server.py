@@ -178,6 +178,9 @@ def test_the_worked_example_runs_to_completion(journal_server: ServerProcess) ->
     assert "UNEXPECTED" not in result.stdout + result.stderr
     assert "refused: RUN_CLAIMED" in result.stdout
     assert "runjournal answer worked-example-" in result.stdout
+    assert "runjournal approve worked-example-" in result.stdout
+    assert "a second decision is refused: ALREADY_DECIDED" in result.stdout
+    assert "tool_result for call_deploy: worker-c ran the approved call" in result.stdout
     assert result.stdout.rstrip().endswith("completed")
 
 

@@ -6,9 +6,11 @@ from typing import Any
 
 import grpc
 import pytest
+from google.rpc import error_details_pb2
 
 import runjournal
 from runjournal import errors
+from runjournal.v1 import task_service_pb2 as tpb
 from runjournal_server.errors import Reason
 from runjournal_server.status import STATUS_CODES
 from tests.client.fake_journal import (
@@ -46,6 +48,15 @@ REASON_CASES: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
         {"tool_use_id": "c2", "answered_at_seq": 11},
     ),
     "NOT_DEFERRED": ({"tool_use_id": "c1"}, {"tool_use_id": "c1"}),
+    "ALREADY_DECIDED": (
+        {"run_id": "r1", "tool_use_id": "c3", "decided_at_seq": "12"},
+        {"run_id": "r1", "tool_use_id": "c3", "decided_at_seq": 12},
+    ),
+    "CALL_NOT_PENDING": ({"run_id": "r1", "tool_use_id": "c4"}, {"run_id": "r1", "tool_use_id": "c4"}),
+    "TASK_NOT_FOUND": ({"task_id": "t1"}, {"task_id": "t1"}),
+    "TASK_CONFLICT": ({"task_id": "t2"}, {"task_id": "t2"}),
+    # Without the stored task among the status details there is nothing to unpack.
+    "ALREADY_COMPLETED": ({"task_id": "t3"}, {"task_id": "t3", "stored_task": None}),
     "STORAGE_FULL": ({"run_id": "r1"}, {"run_id": "r1"}),
     "STORAGE_UNAVAILABLE": ({"run_id": "r1"}, {"run_id": "r1"}),
     "UNAUTHENTICATED": ({}, {}),
@@ -169,3 +180,41 @@ def test_statuses_without_error_info_map_by_code_and_are_not_retried(
 def test_malformed_numbers_in_metadata_read_as_none() -> None:
     err = runjournal.SeqGapError("m", reason="SEQ_GAP", metadata={"last_seq": "many"})
     assert err.last_seq is None and err.seq is None
+
+
+def _stored_task() -> tpb.Task:
+    task = tpb.Task(task_id="t1", request_json='{"q":1}', state=tpb.TASK_STATE_FAILED)
+    task.outcome.failure.code = "timeout"
+    task.outcome.completed_at.FromSeconds(1_700_000_000)
+    return task
+
+
+def test_already_completed_carries_the_stored_task_from_the_status_details(
+    fake: FakeServer, client: runjournal.JournalClient
+) -> None:
+    stored = _stored_task()
+    # Another detail before the task: the client looks for the Task, not at a position.
+    other = error_details_pb2.ErrorInfo(reason="NOISE", domain="elsewhere.example")
+    fake.tasks.fail_next(
+        "GetTask",
+        abort_with_reason(
+            "ALREADY_COMPLETED", grpc.StatusCode.ALREADY_EXISTS, {"task_id": "t1"}, details=[other, stored]
+        ),
+    )
+    with pytest.raises(runjournal.AlreadyCompletedError) as caught:
+        client.tasks.get("t1")
+    assert caught.value.stored_task == stored
+    assert caught.value.task_id == "t1"
+    assert len(caught.value.details) == 2  # the ErrorInfo is not repeated among the details
+
+
+async def test_the_async_task_client_maps_already_completed_with_its_task(fake: FakeServer) -> None:
+    stored = _stored_task()
+    fake.tasks.fail_next(
+        "CompleteTask",
+        abort_with_reason("ALREADY_COMPLETED", grpc.StatusCode.ALREADY_EXISTS, {"task_id": "t1"}, details=[stored]),
+    )
+    async with runjournal.AsyncTaskClient(fake.address) as tasks:
+        with pytest.raises(runjournal.AlreadyCompletedError) as caught:
+            await tasks.complete("t1", failure=("timeout", ""))
+    assert caught.value.stored_task == stored

@@ -3,6 +3,7 @@
 ``JournalClient`` (sync) and ``AsyncJournalClient`` (asyncio) mirror the RPCs
 of ``runjournal.v1.JournalService`` with deadlines, retries of transport
 failures only, and one exception class per server reason (``runjournal.errors``).
+``TaskClient`` and ``AsyncTaskClient`` do the same for ``TaskService``.
 ``Run`` and ``AsyncRun`` are handles for workers that track the claim token and
 the next seq. The generated messages live in ``runjournal.v1``.
 """
@@ -25,10 +26,13 @@ from runjournal._builders import (
 )
 from runjournal._common import DEFAULT_TIMEOUT_SECONDS, MAX_MESSAGE_BYTES
 from runjournal._retry import NO_RETRY, RetryPolicy
-from runjournal.aio import AsyncJournalClient
-from runjournal.client import JournalClient
+from runjournal.aio import AsyncJournalClient, AsyncTaskClient
+from runjournal.client import JournalClient, TaskClient
 from runjournal.errors import (
     AlreadyAnsweredError,
+    AlreadyCompletedError,
+    AlreadyDecidedError,
+    CallNotPendingError,
     CorruptJournalError,
     DeadlineExceededError,
     InvalidArgumentError,
@@ -47,6 +51,8 @@ from runjournal.errors import (
     StatusError,
     StorageFullError,
     StorageUnavailableError,
+    TaskConflictError,
+    TaskNotFoundError,
     UnauthenticatedError,
     UnavailableError,
     UnknownReasonError,
@@ -62,8 +68,12 @@ __all__ = [
     "MAX_MESSAGE_BYTES",
     "NO_RETRY",
     "AlreadyAnsweredError",
+    "AlreadyCompletedError",
+    "AlreadyDecidedError",
     "AsyncJournalClient",
     "AsyncRun",
+    "AsyncTaskClient",
+    "CallNotPendingError",
     "CorruptJournalError",
     "DeadlineExceededError",
     "InvalidArgumentError",
@@ -85,6 +95,9 @@ __all__ = [
     "StatusError",
     "StorageFullError",
     "StorageUnavailableError",
+    "TaskClient",
+    "TaskConflictError",
+    "TaskNotFoundError",
     "UnauthenticatedError",
     "UnavailableError",
     "UnknownReasonError",

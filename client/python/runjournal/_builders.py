@@ -190,10 +190,22 @@ def tool_result_record(
     )
 
 
-def deferral_record(tool_use_id: str, reason: str, expected_answerer: str) -> records_pb2.Record:
-    """A draft ``deferral`` record: the call awaits an out-of-band answer. Never optional."""
+def deferral_record(
+    tool_use_id: str, reason: str, expected_answerer: str, *, needs_approval: bool = False
+) -> records_pb2.Record:
+    """A draft ``deferral`` record: the call awaits an out-of-band answer. Never optional.
+
+    With ``needs_approval`` the call awaits an operator's decision instead
+    (``JournalClient.approve``); once approved the worker runs it, once denied
+    the worker answers it with an error result.
+    """
     return records_pb2.Record(
-        deferral=records_pb2.Deferral(tool_use_id=tool_use_id, reason=reason, expected_answerer=expected_answerer)
+        deferral=records_pb2.Deferral(
+            tool_use_id=tool_use_id,
+            reason=reason,
+            expected_answerer=expected_answerer,
+            needs_approval=needs_approval,
+        )
     )
 
 

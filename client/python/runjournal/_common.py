@@ -6,13 +6,16 @@ bytes for the same arguments and differ only in how they wait.
 
 from __future__ import annotations
 
+import enum
 import os
 import socket
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any, Final, cast
 
-from runjournal._builders import content_of, enum_value
-from runjournal.v1 import journal_service_pb2, records_pb2, state_pb2
+from runjournal._builders import DecisionLike, content_of, decision_value, enum_value
+from runjournal.errors import AlreadyAnsweredError, AlreadyCompletedError, AlreadyDecidedError, RunJournalError
+from runjournal.fingerprint import canonical_json
+from runjournal.v1 import journal_service_pb2, records_pb2, state_pb2, task_service_pb2
 
 DEFAULT_TIMEOUT_SECONDS = 10.0
 """The deadline of every call unless the client or the call says otherwise."""
@@ -22,6 +25,21 @@ MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
 RunStatusLike = int | str
 """A ``RunStatus`` value, or its short name: "open", "completed", "suspended", ..."""
+TaskStateLike = int | str
+"""A ``TaskState`` value, or its short name: "submitted", "succeeded" or "failed"."""
+FailureLike = tuple[str, str] | task_service_pb2.TaskFailure
+"""A task failure: a ``(code, message)`` pair, or a ``TaskFailure`` message."""
+
+
+class _Unset(enum.Enum):
+    UNSET = "UNSET"
+
+
+UNSET: Final = _Unset.UNSET
+"""The default of an argument whose every value, None included, means something (a JSON value)."""
+
+OutOfBandRequest = journal_service_pb2.AnswerRequest | journal_service_pb2.ApproveRequest
+"""A request that writes one record without a claim token, at a seq the server picks."""
 
 
 def channel_options(extra: Sequence[tuple[str, Any]] = ()) -> list[tuple[str, Any]]:
@@ -89,6 +107,53 @@ def answer_request(
     )
 
 
+def approve_request(
+    run_id: str, tool_use_id: str, decision: DecisionLike, approver: str, reason: str
+) -> journal_service_pb2.ApproveRequest:
+    return journal_service_pb2.ApproveRequest(
+        run_id=run_id,
+        tool_use_id=tool_use_id,
+        decision=decision_value(decision),
+        approver=approver,
+        reason=reason,
+    )
+
+
+def landed_seq(err: RunJournalError, request: OutOfBandRequest) -> int | None:
+    """Where an earlier attempt of ``request`` may have landed, when ``err`` is the refusal it would cause.
+
+    Answer and Approve are not deduplicated by seq like Append: when an
+    attempt's reply is lost and the resent request is refused because the
+    call is already answered (decided), the record at this seq tells "our
+    first attempt landed" from "someone else was first" (``is_own_write``).
+    """
+    if isinstance(request, journal_service_pb2.AnswerRequest) and isinstance(err, AlreadyAnsweredError):
+        return err.answered_at_seq
+    if isinstance(request, journal_service_pb2.ApproveRequest) and isinstance(err, AlreadyDecidedError):
+        return err.decided_at_seq
+    return None
+
+
+def is_own_write(stored: records_pb2.Record, request: OutOfBandRequest) -> bool:
+    """True when ``stored`` is the record the server writes for ``request``."""
+    if isinstance(request, journal_service_pb2.AnswerRequest):
+        return is_same_answer(stored, request)
+    return is_same_approval(stored, request)
+
+
+def is_same_approval(stored: records_pb2.Record, request: journal_service_pb2.ApproveRequest) -> bool:
+    """True when ``stored`` is the approval record the server writes for ``request``."""
+    if stored.WhichOneof("payload") != "approval":
+        return False
+    approval = stored.approval
+    return (approval.tool_use_id, approval.decision, approval.approver, approval.reason) == (
+        request.tool_use_id,
+        request.decision,
+        request.approver,
+        request.reason,
+    )
+
+
 def is_same_answer(stored: records_pb2.Record, request: journal_service_pb2.AnswerRequest) -> bool:
     """True when ``stored`` is the tool_result the server writes for ``request``.
 
@@ -108,15 +173,110 @@ def is_same_answer(stored: records_pb2.Record, request: journal_service_pb2.Answ
 
 
 def list_runs_request(
-    page_size: int, page_token: str, status: RunStatusLike, labels: Mapping[str, str] | None
+    page_size: int,
+    page_token: str,
+    status: RunStatusLike,
+    labels: Mapping[str, str] | None,
+    waiting_for_person: bool = False,
+    task_id: str = "",
 ) -> journal_service_pb2.ListRunsRequest:
     return journal_service_pb2.ListRunsRequest(
         page_size=page_size,
         page_token=page_token,
         status=run_status_value(status),
         labels=dict(labels or {}),
+        waiting_for_person=waiting_for_person,
+        task_id=task_id,
     )
 
 
 def read_request(run_id: str, from_seq: int) -> journal_service_pb2.ReadRequest:
     return journal_service_pb2.ReadRequest(run_id=run_id, from_seq=from_seq)
+
+
+# --- tasks --------------------------------------------------------------------
+
+
+def task_state_value(value: TaskStateLike) -> task_service_pb2.TaskState:
+    return cast(task_service_pb2.TaskState, enum_value(task_service_pb2.TaskState, "TASK_STATE_", value))
+
+
+def json_text(value: Any, text: str | None, *, what: str) -> str:
+    """A JSON value given either as a Python value (serialised canonically) or as JSON text; exactly one."""
+    if (value is UNSET) == (text is None):
+        raise ValueError(f"pass exactly one of {what} and {what}_json")
+    if text is not None:
+        return text
+    return canonical_json(value)
+
+
+def failure_of(failure: FailureLike) -> task_service_pb2.TaskFailure:
+    if isinstance(failure, task_service_pb2.TaskFailure):
+        return failure
+    code, message = failure
+    return task_service_pb2.TaskFailure(code=code, message=message)
+
+
+def submit_task_request(
+    task_id: str, request: Any, request_json: str | None, labels: Mapping[str, str] | None
+) -> task_service_pb2.SubmitTaskRequest:
+    return task_service_pb2.SubmitTaskRequest(
+        task_id=task_id,
+        request_json=json_text(request, request_json, what="request"),
+        labels=dict(labels or {}),
+    )
+
+
+def complete_task_request(
+    task_id: str, result: Any, result_json: str | None, failure: FailureLike | None
+) -> task_service_pb2.CompleteTaskRequest:
+    """A completion with a result (a value or JSON text) or a failure; exactly one of the three."""
+    if failure is None:
+        outcome = task_service_pb2.TaskOutcome(result_json=json_text(result, result_json, what="result"))
+    elif result is UNSET and result_json is None:
+        outcome = task_service_pb2.TaskOutcome(failure=failure_of(failure))
+    else:
+        raise ValueError("pass exactly one of result, result_json and failure")
+    return task_service_pb2.CompleteTaskRequest(task_id=task_id, outcome=outcome)
+
+
+def get_task_request(task_id: str) -> task_service_pb2.GetTaskRequest:
+    return task_service_pb2.GetTaskRequest(task_id=task_id)
+
+
+def list_tasks_request(
+    page_size: int, page_token: str, state: TaskStateLike, labels: Mapping[str, str] | None
+) -> task_service_pb2.ListTasksRequest:
+    return task_service_pb2.ListTasksRequest(
+        page_size=page_size,
+        page_token=page_token,
+        state=task_state_value(state),
+        labels=dict(labels or {}),
+    )
+
+
+def is_same_outcome(stored: task_service_pb2.Task, request: task_service_pb2.CompleteTaskRequest) -> bool:
+    """True when the stored task's outcome is the one ``request`` sends (``completed_at`` aside)."""
+    if stored.task_id != request.task_id or not stored.HasField("outcome"):
+        return False
+    theirs = task_service_pb2.TaskOutcome()
+    theirs.CopyFrom(stored.outcome)
+    theirs.ClearField("completed_at")
+    ours = task_service_pb2.TaskOutcome()
+    ours.CopyFrom(request.outcome)
+    ours.ClearField("completed_at")
+    return theirs == ours
+
+
+def own_completion(
+    err: AlreadyCompletedError, request: task_service_pb2.CompleteTaskRequest
+) -> task_service_pb2.Task | None:
+    """The stored task when the refused completion is ours (an earlier attempt landed), else None.
+
+    Only meaningful after a transport retry: a first attempt refused
+    ALREADY_COMPLETED lost to someone else, whatever the outcome says.
+    """
+    stored = err.stored_task
+    if stored is None or not is_same_outcome(stored, request):
+        return None
+    return stored

@@ -163,9 +163,15 @@ class RunRecords(abc.ABC, Generic[T]):
             _builders.tool_result_record(tool_use_id, content, text=text, is_error=is_error, remote=remote)
         )
 
-    def deferral(self, tool_use_id: str, reason: str, expected_answerer: str) -> T:
-        """Marks a call of the open turn as awaiting an out-of-band answer."""
-        return self._append(_builders.deferral_record(tool_use_id, reason, expected_answerer))
+    def deferral(self, tool_use_id: str, reason: str, expected_answerer: str, needs_approval: bool = False) -> T:
+        """Marks a call of the open turn as awaiting an out-of-band answer.
+
+        With ``needs_approval`` the call awaits an operator's decision
+        (``approve``) instead; the worker then runs it or answers it with an error.
+        """
+        return self._append(
+            _builders.deferral_record(tool_use_id, reason, expected_answerer, needs_approval=needs_approval)
+        )
 
     def user(self, text: str | None = None, *, content: Sequence[records_pb2.ContentBlock] | None = None) -> T:
         """Records a user follow-up message."""

@@ -1,8 +1,8 @@
-"""The asyncio runjournal client (``grpc.aio``).
+"""The asyncio runjournal clients (``grpc.aio``).
 
 The same calls, requests, deadlines, retry rule and errors as
-``runjournal.client.JournalClient``; only the waiting differs. Create it inside
-the event loop that will use it.
+``runjournal.client.JournalClient`` and ``TaskClient``; only the waiting
+differs. Create a client inside the event loop that will use it.
 """
 
 from __future__ import annotations
@@ -11,26 +11,38 @@ import asyncio
 import random
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import grpc
 import grpc.aio
 
 from runjournal import _common
-from runjournal._common import DEFAULT_TIMEOUT_SECONDS, RunStatusLike
+from runjournal._builders import DecisionLike
+from runjournal._common import (
+    DEFAULT_TIMEOUT_SECONDS,
+    UNSET,
+    FailureLike,
+    OutOfBandRequest,
+    RunStatusLike,
+    TaskStateLike,
+)
 from runjournal._retry import Attempts, RetryPolicy
-from runjournal.errors import AlreadyAnsweredError
-from runjournal.v1 import journal_service_pb2, journal_service_pb2_grpc, records_pb2, state_pb2
+from runjournal.errors import AlreadyCompletedError, RunJournalError
+from runjournal.v1 import (
+    journal_service_pb2,
+    journal_service_pb2_grpc,
+    records_pb2,
+    state_pb2,
+    task_service_pb2,
+    task_service_pb2_grpc,
+)
 
 _Response = TypeVar("_Response")
+_Client = TypeVar("_Client", bound="_AsyncClient")
 
 
-class AsyncJournalClient:
-    """An asyncio client of ``runjournal.v1.JournalService``.
-
-    Arguments as for ``JournalClient``. Use with ``async with``, or await
-    ``close``.
-    """
+class _AsyncClient:
+    """What the asyncio clients share: the channel, the call settings and the retrying call."""
 
     def __init__(
         self,
@@ -44,23 +56,48 @@ class AsyncJournalClient:
     ) -> None:
         channel_options = _common.channel_options(options)
         if credentials is None:
-            self._channel = grpc.aio.insecure_channel(address, options=channel_options)
+            channel = grpc.aio.insecure_channel(address, options=channel_options)
         else:
-            self._channel = grpc.aio.secure_channel(address, credentials, options=channel_options)
-        self._stub = journal_service_pb2_grpc.JournalServiceStub(self._channel)
+            channel = grpc.aio.secure_channel(address, credentials, options=channel_options)
+        self._setup(channel, address, timeout, retry, tuple(metadata), owns_channel=True)
+
+    def _setup(
+        self,
+        channel: grpc.aio.Channel,
+        address: str,
+        timeout: float,
+        retry: RetryPolicy | None,
+        metadata: tuple[tuple[str, str], ...],
+        *,
+        owns_channel: bool,
+    ) -> None:
+        self._channel = channel
+        self._owns_channel = owns_channel
         self.address = address
         self.timeout = timeout
         self.retry = retry if retry is not None else RetryPolicy()
-        self._metadata = tuple(metadata)
+        self._metadata = metadata
         self._rng = random.Random()
+        self._bind(channel)
+
+    def _bind(self, channel: grpc.aio.Channel) -> None:
+        """Creates the service's stub on the channel."""
+        raise NotImplementedError
+
+    def _sharing(self, cls: type[_Client]) -> _Client:
+        """A client of another service on this client's channel, with this client's current settings."""
+        other = cls.__new__(cls)
+        other._setup(self._channel, self.address, self.timeout, self.retry, self._metadata, owns_channel=False)
+        return other
 
     # --- lifecycle ------------------------------------------------------------
 
     async def close(self) -> None:
-        """Closes the channel; calls in flight are cancelled."""
-        await self._channel.close()
+        """Closes the channel (calls in flight are cancelled); does nothing on a borrowed channel."""
+        if self._owns_channel:
+            await self._channel.close()
 
-    async def __aenter__(self) -> AsyncJournalClient:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(
@@ -70,6 +107,45 @@ class AsyncJournalClient:
         tb: TracebackType | None,
     ) -> None:
         await self.close()
+
+    # --- plumbing -------------------------------------------------------------
+
+    def _deadline(self, timeout: float | None) -> float:
+        return self.timeout if timeout is None else timeout
+
+    def _attempts(self) -> Attempts:
+        return Attempts(self.retry, self._rng)
+
+    async def _call(
+        self,
+        method: Callable[..., Awaitable[_Response]],
+        request: Any,
+        timeout: float | None,
+        attempts: Attempts | None = None,
+    ) -> _Response:
+        attempts = attempts if attempts is not None else self._attempts()
+        while True:
+            try:
+                return await method(request, timeout=self._deadline(timeout), metadata=self._metadata)
+            except grpc.RpcError as err:
+                delay = attempts.delay_after(err)
+            await asyncio.sleep(delay)
+
+
+class AsyncJournalClient(_AsyncClient):
+    """An asyncio client of ``runjournal.v1.JournalService``.
+
+    Arguments as for ``JournalClient``. Use with ``async with``, or await
+    ``close``.
+    """
+
+    def _bind(self, channel: grpc.aio.Channel) -> None:
+        self._stub = journal_service_pb2_grpc.JournalServiceStub(channel)
+
+    @property
+    def tasks(self) -> AsyncTaskClient:
+        """An ``AsyncTaskClient`` on this client's channel, with its current settings (as ``JournalClient.tasks``)."""
+        return self._sharing(AsyncTaskClient)
 
     # --- RPCs -----------------------------------------------------------------
 
@@ -130,18 +206,25 @@ class AsyncJournalClient:
         earlier answer stored returns its seq.
         """
         request = _common.answer_request(run_id, tool_use_id, content, text, is_error)
-        attempts = Attempts(self.retry, self._rng)
-        try:
-            response = await self._call(self._stub.Answer, request, timeout, attempts)
-        except AlreadyAnsweredError as err:
-            seq = err.answered_at_seq
-            if attempts.made == 1 or seq is None:
-                raise
-            stored = await self._record_at(run_id, seq, timeout)
-            if stored is None or not _common.is_same_answer(stored, request):
-                raise
-            return seq
-        return int(response.seq)
+        return await self._write_out_of_band(self._stub.Answer, request, timeout)
+
+    async def approve(
+        self,
+        run_id: str,
+        tool_use_id: str,
+        decision: DecisionLike,
+        approver: str,
+        reason: str = "",
+        *,
+        timeout: float | None = None,
+    ) -> int:
+        """Records an operator's decision ("approved" or "denied") on a pending call; the approval's seq.
+
+        As ``JournalClient.approve``, a resent request that finds our own
+        earlier decision stored returns its seq.
+        """
+        request = _common.approve_request(run_id, tool_use_id, decision, approver, reason)
+        return await self._write_out_of_band(self._stub.Approve, request, timeout)
 
     async def list_runs(
         self,
@@ -150,10 +233,12 @@ class AsyncJournalClient:
         status: RunStatusLike = 0,
         labels: Mapping[str, str] | None = None,
         *,
+        waiting_for_person: bool = False,
+        task_id: str = "",
         timeout: float | None = None,
     ) -> journal_service_pb2.ListRunsResponse:
-        """One page of runs, newest first."""
-        request = _common.list_runs_request(page_size, page_token, status, labels)
+        """One page of runs, newest first (filters as ``JournalClient.list_runs``)."""
+        request = _common.list_runs_request(page_size, page_token, status, labels, waiting_for_person, task_id)
         return await self._call(self._stub.ListRuns, request, timeout)
 
     async def iter_runs(
@@ -162,17 +247,38 @@ class AsyncJournalClient:
         status: RunStatusLike = 0,
         labels: Mapping[str, str] | None = None,
         *,
+        waiting_for_person: bool = False,
+        task_id: str = "",
         timeout: float | None = None,
     ) -> AsyncIterator[state_pb2.RunSummary]:
         """Every run matching the filters, across all pages (one call per page)."""
         token = ""
         while True:
-            page = await self.list_runs(page_size, token, status, labels, timeout=timeout)
+            page = await self.list_runs(
+                page_size,
+                token,
+                status,
+                labels,
+                waiting_for_person=waiting_for_person,
+                task_id=task_id,
+                timeout=timeout,
+            )
             for summary in page.runs:
                 yield summary
             token = page.next_page_token
             if not token:
                 return
+
+    def inbox(
+        self,
+        labels: Mapping[str, str] | None = None,
+        *,
+        task_id: str = "",
+        page_size: int = 0,
+        timeout: float | None = None,
+    ) -> AsyncIterator[state_pb2.RunSummary]:
+        """The human inbox: every run with a call waiting for a person (as ``JournalClient.inbox``)."""
+        return self.iter_runs(page_size, labels=labels, waiting_for_person=True, task_id=task_id, timeout=timeout)
 
     async def read(
         self, run_id: str, from_seq: int = 0, *, timeout: float | None = None
@@ -183,7 +289,7 @@ class AsyncJournalClient:
         one yielded (within the retry policy), so no record is yielded twice.
         ``timeout`` bounds each attempt's whole stream.
         """
-        attempts = Attempts(self.retry, self._rng)
+        attempts = self._attempts()
         next_seq = from_seq
         while True:
             call = self._stub.Read(
@@ -204,8 +310,22 @@ class AsyncJournalClient:
 
     # --- plumbing -------------------------------------------------------------
 
-    def _deadline(self, timeout: float | None) -> float:
-        return self.timeout if timeout is None else timeout
+    async def _write_out_of_band(
+        self, method: Callable[..., Awaitable[Any]], request: OutOfBandRequest, timeout: float | None
+    ) -> int:
+        """Sends an Answer or Approve; as ``JournalClient._write_out_of_band``."""
+        attempts = self._attempts()
+        try:
+            response = await self._call(method, request, timeout, attempts)
+        except RunJournalError as err:
+            seq = _common.landed_seq(err, request)
+            if attempts.made == 1 or seq is None:
+                raise
+            stored = await self._record_at(request.run_id, seq, timeout)
+            if stored is None or not _common.is_own_write(stored, request):
+                raise
+            return seq
+        return int(response.seq)
 
     async def _record_at(self, run_id: str, seq: int, timeout: float | None) -> records_pb2.Record | None:
         records = self.read(run_id, seq, timeout=timeout)
@@ -216,17 +336,84 @@ class AsyncJournalClient:
         finally:
             await records.aclose()
 
-    async def _call(
+
+class AsyncTaskClient(_AsyncClient):
+    """An asyncio client of ``runjournal.v1.TaskService``; the calls of ``TaskClient``, awaited.
+
+    Arguments as for ``JournalClient``; or use ``async_journal_client.tasks``
+    to share that client's channel.
+    """
+
+    def _bind(self, channel: grpc.aio.Channel) -> None:
+        self._stub = task_service_pb2_grpc.TaskServiceStub(channel)
+
+    async def submit(
         self,
-        method: Callable[..., Awaitable[_Response]],
-        request: Any,
-        timeout: float | None,
-        attempts: Attempts | None = None,
-    ) -> _Response:
-        attempts = attempts if attempts is not None else Attempts(self.retry, self._rng)
+        task_id: str,
+        request: Any = UNSET,
+        labels: Mapping[str, str] | None = None,
+        *,
+        request_json: str | None = None,
+        timeout: float | None = None,
+    ) -> tuple[task_service_pb2.Task, bool]:
+        """Submits a task; the stored task, and True when this call stored it (as ``TaskClient.submit``)."""
+        message = _common.submit_task_request(task_id, request, request_json, labels)
+        response = await self._call(self._stub.SubmitTask, message, timeout)
+        return response.task, response.created
+
+    async def complete(
+        self,
+        task_id: str,
+        result: Any = UNSET,
+        *,
+        result_json: str | None = None,
+        failure: FailureLike | None = None,
+        timeout: float | None = None,
+    ) -> task_service_pb2.Task:
+        """Records the task's outcome; the task with the stored outcome (as ``TaskClient.complete``)."""
+        request = _common.complete_task_request(task_id, result, result_json, failure)
+        attempts = self._attempts()
+        try:
+            response = await self._call(self._stub.CompleteTask, request, timeout, attempts)
+        except AlreadyCompletedError as err:
+            stored = _common.own_completion(err, request) if attempts.made > 1 else None
+            if stored is None:
+                raise
+            return stored
+        return response.task
+
+    async def get(self, task_id: str, *, timeout: float | None = None) -> task_service_pb2.Task:
+        """The task, with its outcome once completed."""
+        response = await self._call(self._stub.GetTask, _common.get_task_request(task_id), timeout)
+        return response.task
+
+    async def list(
+        self,
+        page_size: int = 0,
+        page_token: str = "",
+        state: TaskStateLike = 0,
+        labels: Mapping[str, str] | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> task_service_pb2.ListTasksResponse:
+        """One page of tasks, newest first; ``state`` e.g. "submitted", "succeeded" or "failed"."""
+        request = _common.list_tasks_request(page_size, page_token, state, labels)
+        return await self._call(self._stub.ListTasks, request, timeout)
+
+    async def iter(
+        self,
+        page_size: int = 0,
+        state: TaskStateLike = 0,
+        labels: Mapping[str, str] | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> AsyncIterator[task_service_pb2.Task]:
+        """Every task matching the filters, across all pages (one call per page)."""
+        token = ""
         while True:
-            try:
-                return await method(request, timeout=self._deadline(timeout), metadata=self._metadata)
-            except grpc.RpcError as err:
-                delay = attempts.delay_after(err)
-            await asyncio.sleep(delay)
+            page = await self.list(page_size, token, state, labels, timeout=timeout)
+            for task in page.tasks:
+                yield task
+            token = page.next_page_token
+            if not token:
+                return

@@ -1,9 +1,11 @@
-"""The synchronous runjournal client.
+"""The synchronous runjournal clients.
 
-A thin layer over the generated stub: every call has a deadline, transport
+A thin layer over the generated stubs: every call has a deadline, transport
 failures (UNAVAILABLE / DEADLINE_EXCEEDED with no ErrorInfo) are retried with
 the same request (see ``_retry``), and every failure is raised as a
 ``runjournal.errors`` class chosen by the server's ErrorInfo reason.
+``JournalClient`` speaks ``JournalService`` and ``TaskClient`` ``TaskService``;
+the two can share one channel (``JournalClient.tasks``).
 """
 
 from __future__ import annotations
@@ -12,28 +14,37 @@ import random
 import time
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import grpc
 
 from runjournal import _common
-from runjournal._common import DEFAULT_TIMEOUT_SECONDS, RunStatusLike
+from runjournal._builders import DecisionLike
+from runjournal._common import (
+    DEFAULT_TIMEOUT_SECONDS,
+    UNSET,
+    FailureLike,
+    OutOfBandRequest,
+    RunStatusLike,
+    TaskStateLike,
+)
 from runjournal._retry import Attempts, RetryPolicy
-from runjournal.errors import AlreadyAnsweredError
-from runjournal.v1 import journal_service_pb2, journal_service_pb2_grpc, records_pb2, state_pb2
+from runjournal.errors import AlreadyCompletedError, RunJournalError
+from runjournal.v1 import (
+    journal_service_pb2,
+    journal_service_pb2_grpc,
+    records_pb2,
+    state_pb2,
+    task_service_pb2,
+    task_service_pb2_grpc,
+)
 
 _Response = TypeVar("_Response")
+_Client = TypeVar("_Client", bound="_SyncClient")
 
 
-class JournalClient:
-    """A synchronous client of ``runjournal.v1.JournalService``.
-
-    ``address`` is ``host:port``. Without ``credentials`` the channel is
-    insecure (plaintext); with them it is a TLS channel. ``timeout`` is the
-    deadline of each attempt, in seconds; every method can override it.
-    ``metadata`` is sent with every call (e.g. an authorization header).
-    Use as a context manager, or call ``close``.
-    """
+class _SyncClient:
+    """What the sync clients share: the channel, the call settings and the retrying call."""
 
     def __init__(
         self,
@@ -47,23 +58,48 @@ class JournalClient:
     ) -> None:
         channel_options = _common.channel_options(options)
         if credentials is None:
-            self._channel = grpc.insecure_channel(address, options=channel_options)
+            channel = grpc.insecure_channel(address, options=channel_options)
         else:
-            self._channel = grpc.secure_channel(address, credentials, options=channel_options)
-        self._stub = journal_service_pb2_grpc.JournalServiceStub(self._channel)
+            channel = grpc.secure_channel(address, credentials, options=channel_options)
+        self._setup(channel, address, timeout, retry, tuple(metadata), owns_channel=True)
+
+    def _setup(
+        self,
+        channel: grpc.Channel,
+        address: str,
+        timeout: float,
+        retry: RetryPolicy | None,
+        metadata: tuple[tuple[str, str], ...],
+        *,
+        owns_channel: bool,
+    ) -> None:
+        self._channel = channel
+        self._owns_channel = owns_channel
         self.address = address
         self.timeout = timeout
         self.retry = retry if retry is not None else RetryPolicy()
-        self._metadata = tuple(metadata)
+        self._metadata = metadata
         self._rng = random.Random()
+        self._bind(channel)
+
+    def _bind(self, channel: grpc.Channel) -> None:
+        """Creates the service's stub on the channel."""
+        raise NotImplementedError
+
+    def _sharing(self, cls: type[_Client]) -> _Client:
+        """A client of another service on this client's channel, with this client's current settings."""
+        other = cls.__new__(cls)
+        other._setup(self._channel, self.address, self.timeout, self.retry, self._metadata, owns_channel=False)
+        return other
 
     # --- lifecycle ------------------------------------------------------------
 
     def close(self) -> None:
-        """Closes the channel; calls in flight are cancelled."""
-        self._channel.close()
+        """Closes the channel (calls in flight are cancelled); does nothing on a borrowed channel."""
+        if self._owns_channel:
+            self._channel.close()
 
-    def __enter__(self) -> JournalClient:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(
@@ -73,6 +109,52 @@ class JournalClient:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+    # --- plumbing -------------------------------------------------------------
+
+    def _deadline(self, timeout: float | None) -> float:
+        return self.timeout if timeout is None else timeout
+
+    def _attempts(self) -> Attempts:
+        return Attempts(self.retry, self._rng)
+
+    def _call(
+        self,
+        method: Callable[..., _Response],
+        request: Any,
+        timeout: float | None,
+        attempts: Attempts | None = None,
+    ) -> _Response:
+        attempts = attempts if attempts is not None else self._attempts()
+        while True:
+            try:
+                return method(request, timeout=self._deadline(timeout), metadata=self._metadata)
+            except grpc.RpcError as err:
+                delay = attempts.delay_after(err)
+            time.sleep(delay)
+
+
+class JournalClient(_SyncClient):
+    """A synchronous client of ``runjournal.v1.JournalService``.
+
+    ``address`` is ``host:port``. Without ``credentials`` the channel is
+    insecure (plaintext); with them it is a TLS channel. ``timeout`` is the
+    deadline of each attempt, in seconds; every method can override it.
+    ``metadata`` is sent with every call (e.g. an authorization header).
+    Use as a context manager, or call ``close``.
+    """
+
+    def _bind(self, channel: grpc.Channel) -> None:
+        self._stub = journal_service_pb2_grpc.JournalServiceStub(channel)
+
+    @property
+    def tasks(self) -> TaskClient:
+        """A ``TaskClient`` on this client's channel, with its current timeout, retry policy and metadata.
+
+        The channel stays this client's: closing this client closes it for
+        both, closing the task client does nothing.
+        """
+        return self._sharing(TaskClient)
 
     # --- RPCs -----------------------------------------------------------------
 
@@ -133,18 +215,29 @@ class JournalClient:
         its seq is returned instead of ``AlreadyAnsweredError``.
         """
         request = _common.answer_request(run_id, tool_use_id, content, text, is_error)
-        attempts = self._attempts()
-        try:
-            response = self._call(self._stub.Answer, request, timeout, attempts)
-        except AlreadyAnsweredError as err:
-            seq = err.answered_at_seq
-            if attempts.made == 1 or seq is None:
-                raise
-            stored = self._record_at(run_id, seq, timeout)
-            if stored is None or not _common.is_same_answer(stored, request):
-                raise
-            return seq
-        return int(response.seq)
+        return self._write_out_of_band(self._stub.Answer, request, timeout)
+
+    def approve(
+        self,
+        run_id: str,
+        tool_use_id: str,
+        decision: DecisionLike,
+        approver: str,
+        reason: str = "",
+        *,
+        timeout: float | None = None,
+    ) -> int:
+        """Records an operator's decision ("approved" or "denied") on a pending call; the approval's seq.
+
+        Needs no claim token: the server writes one ``approval`` record; the
+        worker then runs an approved call and answers a denied one with an
+        error. A call decided already is ``AlreadyDecidedError`` (with
+        ``decided_at_seq``), one answered already ``AlreadyAnsweredError``, one
+        outside the pending batch ``CallNotPendingError``. As with ``answer``,
+        a resent request that finds our own earlier decision returns its seq.
+        """
+        request = _common.approve_request(run_id, tool_use_id, decision, approver, reason)
+        return self._write_out_of_band(self._stub.Approve, request, timeout)
 
     def list_runs(
         self,
@@ -153,10 +246,17 @@ class JournalClient:
         status: RunStatusLike = 0,
         labels: Mapping[str, str] | None = None,
         *,
+        waiting_for_person: bool = False,
+        task_id: str = "",
         timeout: float | None = None,
     ) -> journal_service_pb2.ListRunsResponse:
-        """One page of runs, newest first."""
-        request = _common.list_runs_request(page_size, page_token, status, labels)
+        """One page of runs, newest first.
+
+        ``waiting_for_person`` keeps only runs with a call waiting for a person
+        (listed in each summary's ``waiting_calls``); ``task_id`` only runs whose
+        meta names that task.
+        """
+        request = _common.list_runs_request(page_size, page_token, status, labels, waiting_for_person, task_id)
         return self._call(self._stub.ListRuns, request, timeout)
 
     def iter_runs(
@@ -165,16 +265,41 @@ class JournalClient:
         status: RunStatusLike = 0,
         labels: Mapping[str, str] | None = None,
         *,
+        waiting_for_person: bool = False,
+        task_id: str = "",
         timeout: float | None = None,
     ) -> Iterator[state_pb2.RunSummary]:
         """Every run matching the filters, across all pages (one call per page)."""
         token = ""
         while True:
-            page = self.list_runs(page_size, token, status, labels, timeout=timeout)
+            page = self.list_runs(
+                page_size,
+                token,
+                status,
+                labels,
+                waiting_for_person=waiting_for_person,
+                task_id=task_id,
+                timeout=timeout,
+            )
             yield from page.runs
             token = page.next_page_token
             if not token:
                 return
+
+    def inbox(
+        self,
+        labels: Mapping[str, str] | None = None,
+        *,
+        task_id: str = "",
+        page_size: int = 0,
+        timeout: float | None = None,
+    ) -> Iterator[state_pb2.RunSummary]:
+        """The human inbox: every run with a call waiting for a person, newest first.
+
+        Each summary's ``waiting_calls`` names the calls, what each waits for
+        (an answer: ``answer``; a decision: ``approve``) and who is expected.
+        """
+        return self.iter_runs(page_size, labels=labels, waiting_for_person=True, task_id=task_id, timeout=timeout)
 
     def read(
         self, run_id: str, from_seq: int = 0, *, timeout: float | None = None
@@ -206,11 +331,25 @@ class JournalClient:
 
     # --- plumbing -------------------------------------------------------------
 
-    def _deadline(self, timeout: float | None) -> float:
-        return self.timeout if timeout is None else timeout
+    def _write_out_of_band(self, method: Callable[..., Any], request: OutOfBandRequest, timeout: float | None) -> int:
+        """Sends an Answer or Approve; returns the seq of the record written.
 
-    def _attempts(self) -> Attempts:
-        return Attempts(self.retry, self._rng)
+        When a transport failure hid the reply of an attempt that landed, the
+        resent request is refused (already answered / decided); if the record
+        stored at the refusal's seq is ours, its seq is returned instead.
+        """
+        attempts = self._attempts()
+        try:
+            response = self._call(method, request, timeout, attempts)
+        except RunJournalError as err:
+            seq = _common.landed_seq(err, request)
+            if attempts.made == 1 or seq is None:
+                raise
+            stored = self._record_at(request.run_id, seq, timeout)
+            if stored is None or not _common.is_own_write(stored, request):
+                raise
+            return seq
+        return int(response.seq)
 
     def _record_at(self, run_id: str, seq: int, timeout: float | None) -> records_pb2.Record | None:
         records = self.read(run_id, seq, timeout=timeout)
@@ -221,17 +360,99 @@ class JournalClient:
         finally:
             records.close()
 
-    def _call(
+
+class TaskClient(_SyncClient):
+    """A synchronous client of ``runjournal.v1.TaskService``: what was asked of an agent and what came back.
+
+    Arguments as for ``JournalClient``; or use ``journal_client.tasks`` to
+    share that client's channel. Submitting is idempotent by task id and the
+    first completion wins, so transport failures are retried with the same
+    request as for every other call.
+    """
+
+    def _bind(self, channel: grpc.Channel) -> None:
+        self._stub = task_service_pb2_grpc.TaskServiceStub(channel)
+
+    def submit(
         self,
-        method: Callable[..., _Response],
-        request: Any,
-        timeout: float | None,
-        attempts: Attempts | None = None,
-    ) -> _Response:
-        attempts = attempts if attempts is not None else self._attempts()
+        task_id: str,
+        request: Any = UNSET,
+        labels: Mapping[str, str] | None = None,
+        *,
+        request_json: str | None = None,
+        timeout: float | None = None,
+    ) -> tuple[task_service_pb2.Task, bool]:
+        """Submits a task; the stored task, and True when this call stored it.
+
+        ``request`` is any JSON-serialisable value, sent as canonical JSON; or
+        pass JSON text as ``request_json``. The same request (and labels) again
+        is accepted with ``created`` False; a different one under the same id
+        is ``TaskConflictError``. After a transport retry ``created`` is False
+        even when it was the lost first attempt that stored the task.
+        """
+        message = _common.submit_task_request(task_id, request, request_json, labels)
+        response = self._call(self._stub.SubmitTask, message, timeout)
+        return response.task, response.created
+
+    def complete(
+        self,
+        task_id: str,
+        result: Any = UNSET,
+        *,
+        result_json: str | None = None,
+        failure: FailureLike | None = None,
+        timeout: float | None = None,
+    ) -> task_service_pb2.Task:
+        """Records the task's outcome; the task with the stored outcome.
+
+        Give exactly one of ``result`` (any JSON value, sent as canonical
+        JSON), ``result_json`` (JSON text) and ``failure`` (``(code, message)``).
+        The first completion wins: a later one raises ``AlreadyCompletedError``
+        whose ``stored_task`` holds the winner. When a transport failure hid
+        the reply of an attempt that landed, the resent request finds our very
+        outcome stored and returns the stored task instead.
+        """
+        request = _common.complete_task_request(task_id, result, result_json, failure)
+        attempts = self._attempts()
+        try:
+            response = self._call(self._stub.CompleteTask, request, timeout, attempts)
+        except AlreadyCompletedError as err:
+            stored = _common.own_completion(err, request) if attempts.made > 1 else None
+            if stored is None:
+                raise
+            return stored
+        return response.task
+
+    def get(self, task_id: str, *, timeout: float | None = None) -> task_service_pb2.Task:
+        """The task, with its outcome once completed."""
+        return self._call(self._stub.GetTask, _common.get_task_request(task_id), timeout).task
+
+    def list(
+        self,
+        page_size: int = 0,
+        page_token: str = "",
+        state: TaskStateLike = 0,
+        labels: Mapping[str, str] | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> task_service_pb2.ListTasksResponse:
+        """One page of tasks, newest first; ``state`` e.g. "submitted", "succeeded" or "failed"."""
+        request = _common.list_tasks_request(page_size, page_token, state, labels)
+        return self._call(self._stub.ListTasks, request, timeout)
+
+    def iter(
+        self,
+        page_size: int = 0,
+        state: TaskStateLike = 0,
+        labels: Mapping[str, str] | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> Iterator[task_service_pb2.Task]:
+        """Every task matching the filters, across all pages (one call per page)."""
+        token = ""
         while True:
-            try:
-                return method(request, timeout=self._deadline(timeout), metadata=self._metadata)
-            except grpc.RpcError as err:
-                delay = attempts.delay_after(err)
-            time.sleep(delay)
+            page = self.list(page_size, token, state, labels, timeout=timeout)
+            yield from page.tasks
+            token = page.next_page_token
+            if not token:
+                return

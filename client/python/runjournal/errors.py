@@ -14,12 +14,15 @@ client does not know (a newer server) is ``UnknownReasonError``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 import grpc
+from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
+
+from runjournal.v1 import task_service_pb2
 
 ERROR_DOMAIN = "runjournal.dev"
 """The ``ErrorInfo.domain`` of every runjournal refusal."""
@@ -33,6 +36,8 @@ class RunJournalError(Exception):
     ``reason`` is the ErrorInfo reason ("" when the status had none), ``code``
     the gRPC status code, ``metadata`` the ErrorInfo metadata (all values are
     strings) and ``message`` the server's explanation, meant for people.
+    ``details`` are the status's other details, packed (e.g. the stored task
+    of ``AlreadyCompletedError``).
     """
 
     REASON: ClassVar[str] = ""
@@ -45,12 +50,14 @@ class RunJournalError(Exception):
         code: grpc.StatusCode = grpc.StatusCode.UNKNOWN,
         reason: str = "",
         metadata: Mapping[str, str] | None = None,
+        details: Sequence[any_pb2.Any] = (),
     ) -> None:
         super().__init__(message)
         self.message = message
         self.code = code
         self.reason = reason
         self.metadata: dict[str, str] = dict(metadata or {})
+        self.details: tuple[any_pb2.Any, ...] = tuple(details)
 
     def __str__(self) -> str:
         label = self.reason or self.code.name
@@ -75,6 +82,11 @@ class RunJournalError(Exception):
     def run_id(self) -> str | None:
         """The run the error is about, when the server named one."""
         return self.metadata.get("run_id")
+
+    @property
+    def task_id(self) -> str | None:
+        """The task the error is about, when the server named one."""
+        return self.metadata.get("task_id")
 
     @property
     def index(self) -> int | None:
@@ -257,6 +269,61 @@ class NotDeferredError(RunJournalError):
         return self.metadata.get("tool_use_id")
 
 
+class AlreadyDecidedError(RunJournalError):
+    """ALREADY_DECIDED: the call has an operator's decision already, at ``decided_at_seq``."""
+
+    REASON = "ALREADY_DECIDED"
+
+    @property
+    def decided_at_seq(self) -> int | None:
+        return self._int("decided_at_seq")
+
+    @property
+    def tool_use_id(self) -> str | None:
+        return self.metadata.get("tool_use_id")
+
+
+class CallNotPendingError(RunJournalError):
+    """CALL_NOT_PENDING: the call is not in the run's pending batch, so it cannot be decided."""
+
+    REASON = "CALL_NOT_PENDING"
+
+    @property
+    def tool_use_id(self) -> str | None:
+        return self.metadata.get("tool_use_id")
+
+
+class TaskNotFoundError(RunJournalError):
+    """TASK_NOT_FOUND: no task with this id; ``task_id`` names it."""
+
+    REASON = "TASK_NOT_FOUND"
+
+
+class TaskConflictError(RunJournalError):
+    """TASK_CONFLICT: the task id was already submitted with a different request (or labels)."""
+
+    REASON = "TASK_CONFLICT"
+
+
+class AlreadyCompletedError(RunJournalError):
+    """ALREADY_COMPLETED: the task has an outcome already; the first one stands.
+
+    ``stored_task`` is the task with the outcome that won, as the server
+    attached it to the refusal.
+    """
+
+    REASON = "ALREADY_COMPLETED"
+
+    @property
+    def stored_task(self) -> task_service_pb2.Task | None:
+        """The stored task (with its winning outcome), or None when the status carried none."""
+        for detail in self.details:
+            task = task_service_pb2.Task()
+            if detail.Unpack(task):  # False when the detail is another message type
+                return task
+        return None
+
+
 class StorageFullError(RunJournalError):
     """STORAGE_FULL: the server's store is full; nothing was written."""
 
@@ -320,6 +387,11 @@ REASON_ERRORS: dict[str, type[RunJournalError]] = {
         ResumeRefusedError,
         AlreadyAnsweredError,
         NotDeferredError,
+        AlreadyDecidedError,
+        CallNotPendingError,
+        TaskNotFoundError,
+        TaskConflictError,
+        AlreadyCompletedError,
         StorageFullError,
         StorageUnavailableError,
         UnauthenticatedError,
@@ -339,15 +411,22 @@ CODE_ERRORS: dict[grpc.StatusCode, type[StatusError]] = {
 
 def error_info(err: grpc.RpcError) -> error_details_pb2.ErrorInfo | None:
     """The first ``google.rpc.ErrorInfo`` detail of a failed call, if any."""
-    status = _rich_status(err)
-    if status is None:
-        return None
-    for detail in status.details:
-        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+    return _split_details(_rich_status(err))[0]
+
+
+def _split_details(
+    status: status_pb2.Status | None,
+) -> tuple[error_details_pb2.ErrorInfo | None, list[any_pb2.Any]]:
+    """The first ErrorInfo detail of a status, and every other detail (still packed)."""
+    info: error_details_pb2.ErrorInfo | None = None
+    others: list[any_pb2.Any] = []
+    for detail in status.details if status is not None else ():
+        if info is None and detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
             info = error_details_pb2.ErrorInfo()
             detail.Unpack(info)
-            return info
-    return None
+        else:
+            others.append(detail)
+    return info, others
 
 
 def _rich_status(err: grpc.RpcError) -> status_pb2.Status | None:
@@ -367,14 +446,14 @@ def from_rpc_error(err: grpc.RpcError) -> RunJournalError:
     """The client exception for a failed call, chosen by ErrorInfo reason, else by code."""
     code: grpc.StatusCode = err.code()
     message: str = err.details() or ""
-    info = error_info(err)
+    info, details = _split_details(_rich_status(err))
     if info is not None and info.domain == ERROR_DOMAIN:
         cls = REASON_ERRORS.get(info.reason, UnknownReasonError)
-        return cls(message, code=code, reason=info.reason, metadata=dict(info.metadata))
+        return cls(message, code=code, reason=info.reason, metadata=dict(info.metadata), details=details)
     status_cls = CODE_ERRORS.get(code, StatusError)
     metadata = dict(info.metadata) if info is not None else {}
     reason = info.reason if info is not None else ""
-    return status_cls(message or code.name, code=code, reason=reason, metadata=metadata)
+    return status_cls(message or code.name, code=code, reason=reason, metadata=metadata, details=details)
 
 
 def is_retryable(err: grpc.RpcError) -> bool:
@@ -394,6 +473,9 @@ __all__ = [
     "ERROR_DOMAIN",
     "REASON_ERRORS",
     "AlreadyAnsweredError",
+    "AlreadyCompletedError",
+    "AlreadyDecidedError",
+    "CallNotPendingError",
     "CorruptJournalError",
     "DeadlineExceededError",
     "InvalidArgumentError",
@@ -412,6 +494,8 @@ __all__ = [
     "StatusError",
     "StorageFullError",
     "StorageUnavailableError",
+    "TaskConflictError",
+    "TaskNotFoundError",
     "UnauthenticatedError",
     "UnavailableError",
     "UnknownReasonError",
