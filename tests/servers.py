@@ -27,6 +27,7 @@ class ServerProcess:
     process: subprocess.Popen[str] | None = None
     address: str = ""
     stderr_path: Path | None = None
+    backend: str = "file"
 
     def start(self) -> ServerProcess:
         self.stderr_path = self.data_dir.parent / f"{self.data_dir.name}-server-{os.getpid()}-{id(self)}.log"

@@ -12,12 +12,13 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from runjournal.v1 import journal_service_pb2, journal_service_pb2_grpc, task_service_pb2, task_service_pb2_grpc
+from runjournal.v1 import journal_service_pb2, task_service_pb2
 from runjournal_server.auth import TokenFileError, TokenTable
-from runjournal_server.backends import make_backend
+from runjournal_server.backends import BackendStartError, make_backend
 from runjournal_server.config import Config
+from runjournal_server.errors import JournalError
 from runjournal_server.runs import Runs
-from runjournal_server.service import JournalServicer, TaskServicer
+from runjournal_server.service import JournalServicer, TaskServicer, add_to_server
 from runjournal_server.tasks import Tasks
 
 log = logging.getLogger("runjournal")
@@ -71,13 +72,18 @@ async def serve(config: Config, *, on_ready: Callable[[str], None] | None = None
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     executor = ThreadPoolExecutor(max_workers=config.io_threads, thread_name_prefix="runjournal-io")
-    backend = make_backend(config, executor)
-    await backend.start()
+    try:
+        backend = make_backend(config, executor)
+        await backend.start()
+    except (BackendStartError, JournalError, ValueError, OSError) as err:
+        executor.shutdown(wait=False)
+        raise ServerStartError(f"the {config.backend} backend cannot start: {err}") from err
     runs = Runs(backend, max_record_bytes=config.max_record_bytes, max_open_journals=config.max_open_journals)
     server = grpc.aio.server(options=grpc_options(config))
-    journal_service_pb2_grpc.add_JournalServiceServicer_to_server(JournalServicer(runs, tokens), server)
+    journal_service = journal_service_pb2.DESCRIPTOR.services_by_name["JournalService"]
+    add_to_server(JournalServicer(runs, tokens), journal_service, server)
     tasks = Tasks(backend.task_store())
-    task_service_pb2_grpc.add_TaskServiceServicer_to_server(TaskServicer(tasks, tokens), server)
+    add_to_server(TaskServicer(tasks, tokens), task_service_pb2.DESCRIPTOR.services_by_name["TaskService"], server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     services = (SERVICE_NAME, TASK_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)

@@ -14,7 +14,7 @@ import dataclasses
 import os
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from runjournal_server.records import DEFAULT_MAX_RECORD_BYTES
 
 ENV_PREFIX = "RUNJOURNAL_"
 CONFIG_FILE_ENV = "RUNJOURNAL_CONFIG"
-BACKENDS = ("file",)
+BACKENDS = ("file", "jetstream")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
@@ -36,6 +36,33 @@ class Setting:
     parse: Callable[[str], Any]
     default: Any
     help: str
+    aliases: tuple[str, ...] = ()
+    """Extra flag spellings, e.g. ``--stream`` for ``nats_stream``."""
+    secret: bool = False
+    """Never shown: help text prints no default, messages never echo the value."""
+
+
+def _bool(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("must be true or false")
+
+
+def _replicas(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= 5:
+        raise ValueError("must be 1 to 5 (JetStream's limit; use 3 in production)")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise ValueError("must be > 0")
+    return value
 
 
 def _positive_int(text: str) -> int:
@@ -85,6 +112,26 @@ SETTINGS: tuple[Setting, ...] = (
         "tls_client_ca", Path, None, "PEM CA bundle; when set, clients must present a certificate it signed (mTLS)"
     ),
     Setting("auth_tokens_file", Path, None, "TOML file of bearer tokens and their run-id prefixes; enables auth"),
+    Setting("nats_url", str, "nats://127.0.0.1:4222", "jetstream backend: NATS server URLs, comma-separated"),
+    Setting("nats_stream", str, "RUNJOURNAL", "jetstream backend: the stream holding the journals", ("--stream",)),
+    Setting("nats_subject_prefix", str, "runjournal", "jetstream backend: records live on <prefix>.<run>.<seq>"),
+    Setting(
+        "nats_create_stream", _bool, False, "jetstream backend: create the stream if missing", ("--create-stream",)
+    ),
+    Setting("nats_replicas", _replicas, 1, "jetstream backend: replicas of a created stream", ("--replicas",)),
+    Setting("nats_creds", Path, None, "jetstream backend: NATS credentials file"),
+    Setting("nats_tls_ca", Path, None, "jetstream backend: CA bundle to verify the NATS servers"),
+    Setting("nats_tls_cert", Path, None, "jetstream backend: client certificate for NATS"),
+    Setting("nats_tls_key", Path, None, "jetstream backend: key of nats_tls_cert"),
+    Setting("nats_user", str, "", "jetstream backend: NATS user"),
+    Setting("nats_password", str, "", "jetstream backend: NATS password", secret=True),
+    Setting("nats_token", str, "", "jetstream backend: NATS token", secret=True),
+    Setting(
+        "nats_request_timeout_seconds",
+        _positive_float,
+        5.0,
+        "jetstream backend: how long an append waits for its ack before reading back",
+    ),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
@@ -105,6 +152,19 @@ class Config:
     tls_key: Path | None = None
     tls_client_ca: Path | None = None
     auth_tokens_file: Path | None = None
+    nats_url: str = "nats://127.0.0.1:4222"
+    nats_stream: str = "RUNJOURNAL"
+    nats_subject_prefix: str = "runjournal"
+    nats_create_stream: bool = False
+    nats_replicas: int = 1
+    nats_creds: Path | None = None
+    nats_tls_ca: Path | None = None
+    nats_tls_cert: Path | None = None
+    nats_tls_key: Path | None = None
+    nats_user: str = ""
+    nats_password: str = field(default="", repr=False)
+    nats_token: str = field(default="", repr=False)
+    nats_request_timeout_seconds: float = 5.0
 
     def __post_init__(self) -> None:
         if (self.tls_cert is None) != (self.tls_key is None):
@@ -121,12 +181,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add ``--config`` and one flag per setting (all defaulting to 'not given')."""
     parser.add_argument("--config", type=Path, help=f"TOML file of settings (or ${CONFIG_FILE_ENV})")
     for setting in SETTINGS:
-        parser.add_argument(
-            "--" + setting.name.replace("_", "-"),
-            dest=setting.name,
-            default=None,
-            help=f"{setting.help} (env {ENV_PREFIX}{setting.name.upper()}; default {setting.default})",
-        )
+        flags = ["--" + setting.name.replace("_", "-"), *setting.aliases]
+        default = "unset" if setting.secret else setting.default
+        help_text = f"{setting.help} (env {ENV_PREFIX}{setting.name.upper()}; default {default})"
+        if setting.parse is _bool:
+            # A switch: given means true; the environment or the file can say false.
+            parser.add_argument(*flags, dest=setting.name, action="store_const", const="true", help=help_text)
+        else:
+            parser.add_argument(*flags, dest=setting.name, default=None, help=help_text)
 
 
 def load(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> Config:
@@ -164,7 +226,8 @@ def _parse(setting: Setting, text: str, source: str) -> Any:
     try:
         return setting.parse(text)
     except ValueError as err:
-        raise ConfigError(f"{source}: invalid value {text!r}: {err}") from err
+        shown = "(hidden)" if setting.secret else repr(text)
+        raise ConfigError(f"{source}: invalid value {shown}: {err}") from err
 
 
 def field_names() -> list[str]:

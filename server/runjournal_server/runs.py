@@ -21,8 +21,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from runjournal.v1 import records_pb2, state_pb2
 from runjournal_server import records
@@ -40,6 +41,7 @@ from runjournal_server.errors import (
     RunExistsError,
     SeqConflictError,
     SeqGapError,
+    StorageUnavailableError,
 )
 from runjournal_server.fold import Folder, JournalRuleError, fold_stored
 from runjournal_server.gate import blocking_fields, check_resume, has_hard_block
@@ -50,6 +52,9 @@ from runjournal_server.sequence import AppendDecision, check_append
 log = logging.getLogger(__name__)
 
 MAX_BATCH_RECORDS = 1000
+MAX_WRITE_RACES = 3
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -145,15 +150,31 @@ class Runs:
     async def _append_locked(
         self, slot: _Slot, claim_token: int, stored: Sequence[records.StoredRecord]
     ) -> AppendOutcome:
-        """Decide with the warm state; before refusing, or after losing a write race, catch up once."""
-        try:
+        """Decide with the warm state; before refusing, catch up once with what other writers stored."""
+
+        async def attempt() -> AppendOutcome:
+            try:
+                return await self._decide_and_write(slot, claim_token, stored)
+            except (SeqGapError, SeqConflictError, RunClaimedError, RunExistsError):
+                if not await self._catch_up(slot):
+                    raise
             return await self._decide_and_write(slot, claim_token, stored)
-        except WriteRaceError:
-            pass  # _write dropped the warm state; reopening reads what the other writer stored
-        except (SeqGapError, SeqConflictError, RunClaimedError, RunExistsError):
-            if not await self._catch_up(slot):
-                raise
-        return await self._decide_and_write(slot, claim_token, stored)
+
+        return await self._racing(slot.run_id, attempt)
+
+    async def _racing(self, run_id: str, attempt: Callable[[], Awaitable[T]]) -> T:
+        """Run a locked write, again after losing a write race to another replica (bounded).
+
+        A lost race stored nothing of ours; ``_write`` dropped the warm state,
+        so the next attempt reopens the run and decides on what is really
+        there (a duplicate, a conflict, RUN_CLAIMED, or simply the next seq).
+        """
+        for _ in range(MAX_WRITE_RACES):
+            try:
+                return await attempt()
+            except WriteRaceError:
+                continue
+        raise StorageUnavailableError(run_id, f"lost {MAX_WRITE_RACES} write races in a row to other replicas")
 
     async def _decide_and_write(
         self, slot: _Slot, claim_token: int, stored: Sequence[records.StoredRecord]
@@ -252,30 +273,35 @@ class Runs:
         folder = await self._current_folder(run_id)
         self._gate(run_id, folder, fingerprint, force)
         async with self._use(run_id) as slot:
-            await self._catch_up(slot)
-            journal, folder = await self._ensure_open(slot)
-            report = self._gate(run_id, folder, fingerprint, force)  # the run may have moved meanwhile
-            claim_seq = journal.last_seq + 1
-            batch = [records_pb2.Record(seq=claim_seq, claim=notice)]
-            if report.differences:
-                changed = [d.field for d in report.differences]
-                batch.append(
-                    records_pb2.Record(
-                        seq=claim_seq + 1,
-                        reconfigure=records_pb2.Reconfigure(fingerprint=fingerprint, changed_fields=changed),
-                    )
+            return await self._racing(run_id, lambda: self._claim_locked(slot, notice, fingerprint, force))
+
+    async def _claim_locked(
+        self, slot: _Slot, notice: records_pb2.ClaimNotice, fingerprint: records_pb2.Fingerprint, force: bool
+    ) -> ClaimOutcome:
+        await self._catch_up(slot)
+        journal, folder = await self._ensure_open(slot)
+        report = self._gate(slot.run_id, folder, fingerprint, force)  # the run may have moved meanwhile
+        claim_seq = journal.last_seq + 1
+        batch = [records_pb2.Record(seq=claim_seq, claim=notice)]
+        if report.differences:
+            changed = [d.field for d in report.differences]
+            batch.append(
+                records_pb2.Record(
+                    seq=claim_seq + 1,
+                    reconfigure=records_pb2.Reconfigure(fingerprint=fingerprint, changed_fields=changed),
                 )
-                report.reconfigured = True
-            new = [records.encode(r, max_record_bytes=self._max_record_bytes) for r in batch]
-            await self._write(slot, journal, folder, new)
-            state = folder.state()
-            return ClaimOutcome(
-                claim_token=claim_seq,
-                last_seq=journal.last_seq,
-                state=state,
-                gate=report,
-                resume_reminder=resume_reminder(state),
             )
+            report.reconfigured = True
+        new = [records.encode(r, max_record_bytes=self._max_record_bytes) for r in batch]
+        await self._write(slot, journal, folder, new)
+        state = folder.state()
+        return ClaimOutcome(
+            claim_token=claim_seq,
+            last_seq=journal.last_seq,
+            state=state,
+            gate=report,
+            resume_reminder=resume_reminder(state),
+        )
 
     @staticmethod
     def _check_claim_request(notice: records_pb2.ClaimNotice, fingerprint: records_pb2.Fingerprint) -> None:
@@ -400,13 +426,17 @@ class Runs:
             raise InvalidArgumentError(err.field.removeprefix(field_prefix), str(err)) from err
         check(run_id, tool_use_id, await self._current_folder(run_id))
         async with self._use(run_id) as slot:
-            await self._catch_up(slot)
-            journal, folder = await self._ensure_open(slot)
-            check(run_id, tool_use_id, folder)
-            record.seq = journal.last_seq + 1
-            stored = records.encode(record, max_record_bytes=self._max_record_bytes)
-            await self._write(slot, journal, folder, [stored])
-            return record.seq
+
+            async def attempt() -> int:
+                await self._catch_up(slot)
+                journal, folder = await self._ensure_open(slot)
+                check(run_id, tool_use_id, folder)
+                record.seq = journal.last_seq + 1
+                stored = records.encode(record, max_record_bytes=self._max_record_bytes)
+                await self._write(slot, journal, folder, [stored])
+                return record.seq
+
+            return await self._racing(run_id, attempt)
 
     @staticmethod
     def _check_answerable(run_id: str, tool_use_id: str, folder: Folder) -> None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
 
 import grpc
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
+
+from runjournal.v1 import journal_service_pb2, journal_service_pb2_grpc
+from tests.servers import ServerProcess
 
 
 def error_info(err: grpc.RpcError) -> error_details_pb2.ErrorInfo:
@@ -30,6 +32,17 @@ def new_run_id(prefix: str = "run") -> str:
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
 
 
-def journal_bytes(data_dir: Path, run_id: str) -> bytes:
-    path = data_dir / f"{run_id}.jsonl"
-    return path.read_bytes() if path.exists() else b""
+def journal_bytes(server: ServerProcess, run_id: str) -> bytes:
+    """What the backend holds for the run: the raw file on the file backend (a partial
+    write would show), the stored records through ``Read`` on JetStream; b"" when absent."""
+    if server.backend == "file":
+        path = server.data_dir / f"{run_id}.jsonl"
+        return path.read_bytes() if path.exists() else b""
+    with grpc.insecure_channel(server.address) as channel:
+        stub = journal_service_pb2_grpc.JournalServiceStub(channel)
+        try:
+            return b"".join(r.stored_line + b"\n" for r in stub.Read(journal_service_pb2.ReadRequest(run_id=run_id)))
+        except grpc.RpcError as err:
+            if reason(err) == "RUN_NOT_FOUND":
+                return b""
+            raise

@@ -30,35 +30,35 @@ def test_retried_acknowledged_append_is_a_duplicate_and_writes_nothing(stub, jou
     run_id = new_run_id()
     create(stub, run_id)
     append(stub, run_id, b.assistant(2, 1, ["c1"]))
-    before = journal_bytes(journal_server.data_dir, run_id)
+    before = journal_bytes(journal_server, run_id)
     response = append(stub, run_id, b.assistant(2, 1, ["c1"]))
     assert response.duplicate and response.last_seq == 2
-    assert journal_bytes(journal_server.data_dir, run_id) == before
+    assert journal_bytes(journal_server, run_id) == before
 
 
 def test_different_body_at_an_occupied_seq_is_a_conflict_and_writes_nothing(stub, journal_server):
     run_id = new_run_id()
     create(stub, run_id)
     append(stub, run_id, b.assistant(2, 1, ["c1"]))
-    before = journal_bytes(journal_server.data_dir, run_id)
+    before = journal_bytes(journal_server, run_id)
     with pytest.raises(grpc.RpcError) as caught:
         append(stub, run_id, b.assistant(2, 1, ["c2"]))
     assert caught.value.code() == grpc.StatusCode.ABORTED
     assert reason(caught.value) == "SEQ_CONFLICT"
-    assert journal_bytes(journal_server.data_dir, run_id) == before
+    assert journal_bytes(journal_server, run_id) == before
 
 
 def test_gap_is_refused_with_last_seq_and_writes_nothing(stub, journal_server):
     run_id = new_run_id()
     create(stub, run_id)
-    before = journal_bytes(journal_server.data_dir, run_id)
+    before = journal_bytes(journal_server, run_id)
     with pytest.raises(grpc.RpcError) as caught:
         append(stub, run_id, b.assistant(3, 1))
     assert reason(caught.value) == "SEQ_GAP"
     from tests.api.rpc import error_info
 
     assert error_info(caught.value).metadata["last_seq"] == "1"
-    assert journal_bytes(journal_server.data_dir, run_id) == before
+    assert journal_bytes(journal_server, run_id) == before
 
 
 def test_second_creator_with_a_different_meta_gets_run_exists(stub):
@@ -81,12 +81,12 @@ def test_record_that_breaks_the_run_state_is_invalid_and_writes_nothing(stub, jo
     run_id = new_run_id()
     create(stub, run_id)
     append(stub, run_id, b.assistant(2, 1, ["c1"]))
-    before = journal_bytes(journal_server.data_dir, run_id)
+    before = journal_bytes(journal_server, run_id)
     for bad in (b.result(3, "nope"), b.assistant(3, 2), b.meta(3, run_id=run_id)):
         with pytest.raises(grpc.RpcError) as caught:
             append(stub, run_id, bad)
         assert reason(caught.value) == "INVALID_RECORD", bad
-    assert journal_bytes(journal_server.data_dir, run_id) == before
+    assert journal_bytes(journal_server, run_id) == before
     assert append(stub, run_id, b.result(3, "c1")).seq == 3
 
 
@@ -103,7 +103,13 @@ def test_claim_records_cannot_be_appended_directly(stub):
     ["../x", "a.b", "a*", "a>", "", "x" * 129, "run\n", "-leading", "a/b", "a b"],
 )
 def test_invalid_run_ids_are_refused_everywhere_and_nothing_is_written(stub, journal_server, run_id):
-    before = sorted(p.name for p in journal_server.data_dir.iterdir())
+    def snapshot() -> list[str]:
+        listed = [r.run_id for r in stub.ListRuns(pb.ListRunsRequest(page_size=1000)).runs]
+        if journal_server.backend == "file":
+            listed += [p.name for p in journal_server.data_dir.iterdir()]
+        return sorted(listed)
+
+    before = snapshot()
     calls = [
         lambda: stub.Append(pb.AppendRequest(run_id=run_id, record=b.meta(run_id="ok"))),
         lambda: stub.Fold(pb.FoldRequest(run_id=run_id)),
@@ -117,19 +123,19 @@ def test_invalid_run_ids_are_refused_everywhere_and_nothing_is_written(stub, jou
         assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert reason(caught.value) == "INVALID_ARGUMENT"
         assert "run id" in caught.value.details()
-    assert sorted(p.name for p in journal_server.data_dir.iterdir()) == before
+    assert snapshot() == before
 
 
 def test_oversized_record_is_refused_not_truncated(stub, journal_server):
     run_id = new_run_id()
     create(stub, run_id)
-    before = journal_bytes(journal_server.data_dir, run_id)
+    before = journal_bytes(journal_server, run_id)
     big = b.user(2, "x" * (1024 * 1024 + 1))
     with pytest.raises(grpc.RpcError) as caught:
         append(stub, run_id, big)
     assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert reason(caught.value) == "RECORD_TOO_LARGE"
-    assert journal_bytes(journal_server.data_dir, run_id) == before
+    assert journal_bytes(journal_server, run_id) == before
 
 
 def test_malformed_record_names_the_field(stub):
@@ -149,12 +155,12 @@ def test_malformed_record_names_the_field(stub):
 def test_batch_is_all_or_nothing(stub, journal_server):
     run_id = new_run_id()
     create(stub, run_id)
-    before = journal_bytes(journal_server.data_dir, run_id)
+    before = journal_bytes(journal_server, run_id)
     bad_batch = [b.assistant(2, 1, ["c1"]), b.result(3, "c1"), b.result(4, "c1")]
     with pytest.raises(grpc.RpcError) as caught:
         stub.AppendBatch(pb.AppendBatchRequest(run_id=run_id, claim_token=1, records=bad_batch))
     assert reason(caught.value) == "INVALID_RECORD"
-    assert journal_bytes(journal_server.data_dir, run_id) == before
+    assert journal_bytes(journal_server, run_id) == before
     good = [b.assistant(2, 1, ["c1", "c2"]), b.result(3, "c1"), b.result(4, "c2")]
     response = stub.AppendBatch(pb.AppendBatchRequest(run_id=run_id, claim_token=1, records=good))
     assert (response.first_seq, response.duplicates, response.last_seq) == (2, 0, 4)

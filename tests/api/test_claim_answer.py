@@ -52,22 +52,22 @@ def test_second_worker_claims_a_run_crashed_mid_turn_and_finishes_the_batch(stub
 
 def test_resume_with_a_changed_provider_is_refused_even_when_forced(stub, journal_server):
     run_id = crashed_mid_turn(stub)
-    before = journal_bytes(journal_server.data_dir, run_id)
+    before = journal_bytes(journal_server, run_id)
     for force in (False, True):
         with pytest.raises(grpc.RpcError) as caught:
             claim(stub, run_id, provider="other", force=force)
         assert reason(caught.value) == "RESUME_REFUSED"
         assert "provider" in caught.value.details()
-    assert journal_bytes(journal_server.data_dir, run_id) == before
+    assert journal_bytes(journal_server, run_id) == before
 
 
 def test_changed_model_is_refused_unless_forced_and_forcing_writes_reconfigure(stub, journal_server):
     run_id = crashed_mid_turn(stub)
-    before = journal_bytes(journal_server.data_dir, run_id)
+    before = journal_bytes(journal_server, run_id)
     with pytest.raises(grpc.RpcError) as caught:
         claim(stub, run_id, model="claude-y")
     assert reason(caught.value) == "RESUME_REFUSED"
-    assert journal_bytes(journal_server.data_dir, run_id) == before
+    assert journal_bytes(journal_server, run_id) == before
     response = claim(stub, run_id, model="claude-y", force=True)
     assert response.gate.reconfigured and response.gate.forced
     assert response.claim_token == 4 and response.last_seq == 5
@@ -126,10 +126,10 @@ def deferred_run(stub) -> str:
 
 def test_deferral_answered_once_writes_one_tool_result(stub, journal_server):
     run_id = deferred_run(stub)
-    before = journal_bytes(journal_server.data_dir, run_id)
+    before = journal_bytes(journal_server, run_id)
     answer = stub.Answer(pb.AnswerRequest(run_id=run_id, tool_use_id="c2", content=[b.text("42")]))
     assert answer.seq == 6
-    added = journal_bytes(journal_server.data_dir, run_id)[len(before) :]
+    added = journal_bytes(journal_server, run_id)[len(before) :]
     assert added.count(b"\n") == 1 and b"runjournal.v1.tool_result" in added
     state = stub.Fold(pb.FoldRequest(run_id=run_id)).state
     assert not state.HasField("pending")
@@ -140,7 +140,7 @@ def test_deferral_answered_once_writes_one_tool_result(stub, journal_server):
 def test_answering_twice_reports_the_first_answer_and_writes_nothing(stub, journal_server):
     run_id = deferred_run(stub)
     first = stub.Answer(pb.AnswerRequest(run_id=run_id, tool_use_id="c2", content=[b.text("42")]))
-    before = journal_bytes(journal_server.data_dir, run_id)
+    before = journal_bytes(journal_server, run_id)
     with pytest.raises(grpc.RpcError) as caught:
         stub.Answer(pb.AnswerRequest(run_id=run_id, tool_use_id="c2", content=[b.text("43")]))
     assert reason(caught.value) == "ALREADY_ANSWERED"
@@ -150,14 +150,14 @@ def test_answering_twice_reports_the_first_answer_and_writes_nothing(stub, journ
         stub.Answer(pb.AnswerRequest(run_id=run_id, tool_use_id="c1", content=[b.text("x")]))
     assert reason(caught.value) == "ALREADY_ANSWERED"
     assert error_info(caught.value).metadata["answered_at_seq"] == "3"
-    assert journal_bytes(journal_server.data_dir, run_id) == before
+    assert journal_bytes(journal_server, run_id) == before
 
 
 def test_never_deferred_call_is_refused_and_writes_nothing(stub, journal_server):
     run_id = crashed_mid_turn(stub)
-    before = journal_bytes(journal_server.data_dir, run_id)
+    before = journal_bytes(journal_server, run_id)
     for call_id in ("c2", "no-such-call"):
         with pytest.raises(grpc.RpcError) as caught:
             stub.Answer(pb.AnswerRequest(run_id=run_id, tool_use_id=call_id, content=[b.text("x")]))
         assert reason(caught.value) == "NOT_DEFERRED"
-    assert journal_bytes(journal_server.data_dir, run_id) == before
+    assert journal_bytes(journal_server, run_id) == before

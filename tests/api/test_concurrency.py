@@ -9,7 +9,7 @@ import grpc
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc
 from runjournal_server import records
-from tests.api.rpc import new_run_id
+from tests.api.rpc import journal_bytes, new_run_id
 from tests.unit import builders as b
 
 CLIENTS = 32
@@ -35,7 +35,7 @@ async def test_32_clients_append_200_records_each_to_32_runs(journal_server):
 
     await asyncio.gather(*(worker(r) for r in run_ids))
     for run_id in run_ids:
-        lines = (journal_server.data_dir / f"{run_id}.jsonl").read_bytes().split(b"\n")
+        lines = journal_bytes(journal_server, run_id).split(b"\n")
         assert lines[-1] == b""
         assert lines[:-1] == acknowledged[run_id]
 
@@ -53,5 +53,4 @@ async def test_concurrent_appends_of_the_same_seq_store_exactly_one(journal_serv
     winners = [o for o in outcomes if isinstance(o, pb.AppendResponse)]
     assert len(winners) == 1
     assert all(isinstance(o, grpc.aio.AioRpcError) for o in outcomes if o not in winners)
-    lines = (journal_server.data_dir / f"{run_id}.jsonl").read_bytes().split(b"\n")
-    assert len(lines) == 3
+    assert len(journal_bytes(journal_server, run_id).split(b"\n")) == 3

@@ -137,7 +137,7 @@ def test_approving_twice_or_an_answered_call_is_refused_and_writes_nothing(stub,
         )
 
     first = approve("c2")
-    before = journal_bytes(journal_server.data_dir, run_id)
+    before = journal_bytes(journal_server, run_id)
     with pytest.raises(grpc.RpcError) as caught:
         approve("c2")
     assert reason(caught.value) == "ALREADY_DECIDED"
@@ -152,7 +152,7 @@ def test_approving_twice_or_an_answered_call_is_refused_and_writes_nothing(stub,
     with pytest.raises(grpc.RpcError) as caught:
         stub.Approve(pb.ApproveRequest(run_id=run_id, tool_use_id="c2", approver="bob"))
     assert reason(caught.value) == "INVALID_ARGUMENT"
-    assert journal_bytes(journal_server.data_dir, run_id) == before
+    assert journal_bytes(journal_server, run_id) == before
 
 
 def test_list_runs_by_task(stub):

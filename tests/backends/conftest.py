@@ -1,4 +1,4 @@
-"""Fixtures for the backend tests: real backends on real storage."""
+"""Fixtures for the backend tests: real backends on real storage (a directory, a real nats-server)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 
 from runjournal_server.backends.file import FileBackend
+from runjournal_server.backends.jetstream import JetStreamBackend
+from tests.conftest import StreamTarget, delete_stream
+from tests.nats_server import NatsServer
 
 
 @pytest.fixture
@@ -22,3 +25,15 @@ async def file_backend(data_dir: Path) -> AsyncIterator[FileBackend]:
     await backend.start()
     yield backend
     await backend.close()
+
+
+@pytest.fixture
+async def jetstream_backend(nats_server: NatsServer, nats_stream: StreamTarget) -> AsyncIterator[JetStreamBackend]:
+    """A started JetStream backend on a stream of its own, created by the backend; deleted after the test."""
+    backend = JetStreamBackend(
+        [nats_server.url], stream=nats_stream.name, subject_prefix=nats_stream.prefix, create_stream=True
+    )
+    await backend.start()
+    yield backend
+    await backend.close()
+    await delete_stream(nats_server.url, nats_stream.name)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import Executor
 
-from runjournal_server.backends.base import Backend
+from runjournal_server.backends.base import Backend, BackendStartError
 from runjournal_server.config import Config
 
 
@@ -20,7 +20,32 @@ def _file(config: Config, executor: Executor) -> Backend:
     return FileBackend(config.data_dir, executor=executor)
 
 
-FACTORIES: dict[str, Callable[[Config, Executor], Backend]] = {"file": _file}
+def _jetstream(config: Config, executor: Executor) -> Backend:
+    from runjournal_server.backends.jetstream import JetStreamBackend, nats_connect_options
+
+    return JetStreamBackend(
+        [url.strip() for url in config.nats_url.split(",") if url.strip()],
+        stream=config.nats_stream,
+        subject_prefix=config.nats_subject_prefix,
+        create_stream=config.nats_create_stream,
+        replicas=config.nats_replicas,
+        max_record_bytes=config.max_record_bytes,
+        request_timeout_seconds=config.nats_request_timeout_seconds,
+        connect_options=nats_connect_options(
+            creds_file=config.nats_creds,
+            tls_ca_file=config.nats_tls_ca,
+            tls_cert_file=config.nats_tls_cert,
+            tls_key_file=config.nats_tls_key,
+            user=config.nats_user or None,
+            password=config.nats_password or None,
+            token=config.nats_token or None,
+        ),
+    )
+
+
+__all__ = ["FACTORIES", "Backend", "BackendStartError", "make_backend"]
+
+FACTORIES: dict[str, Callable[[Config, Executor], Backend]] = {"file": _file, "jetstream": _jetstream}
 
 
 def make_backend(config: Config, executor: Executor) -> Backend:

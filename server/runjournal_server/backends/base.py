@@ -55,6 +55,10 @@ class RunEnds:
     """The seq of the last stored record."""
 
 
+class BackendStartError(Exception):
+    """The store cannot be used as configured; the message names the fix."""
+
+
 class WriteRaceError(Exception):
     """Another writer stored a record at a seq this append targeted; none of this append is stored.
 

@@ -1,0 +1,123 @@
+"""The JetStream backend's task store: create-only documents on write-once subjects of the journal stream.
+
+A task's documents are ``<prefix>._tasks.<task_id>.request`` and
+``<prefix>._tasks.<task_id>.outcome``, in the journal stream, under the
+stream's own rules: one message per subject and a second one refused. So
+creation is exclusive at the server, and of two completions racing through
+different server replicas the first one stored wins. No run id can start with
+``_``, so a task subject never falls under a run's subjects or the listing's
+``<prefix>.*.meta``.
+
+This gives what a KV bucket with create-only writes gives (the DESIGN's
+sketch), with the checks the journal stream already passed at start (file
+storage, no expiry, no rollups, sync and replicas as for records), and
+without a second stream to create and validate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Callable
+
+from runjournal_server.backends._nats_api import (
+    ERR_WRONG_LAST_SEQUENCE,
+    HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE,
+    HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT,
+    HEADER_EXPECTED_STREAM,
+    HEADER_MSG_ID,
+    ApiError,
+    JetStreamApi,
+    NoAnswerError,
+    NotDeliveredError,
+    Outgoing,
+    StoredMessage,
+    is_full,
+    is_taken,
+)
+from runjournal_server.backends.base import TaskStore
+from runjournal_server.errors import StorageFullError, StorageUnavailableError
+from runjournal_server.ids import is_valid_run_id
+
+TASKS_TOKEN = "_tasks"
+REQUEST = "request"
+OUTCOME = "outcome"
+
+
+class JetStreamTaskStore(TaskStore):
+    """Task documents in the journal stream; ``api`` gives the started backend's API client."""
+
+    def __init__(self, api: Callable[[], JetStreamApi], prefix: str) -> None:
+        self._api = api
+        self._prefix = prefix
+
+    async def create_request(self, task_id: str, body: bytes) -> bytes | None:
+        return await self._create(task_id, REQUEST, body)
+
+    async def create_outcome(self, task_id: str, body: bytes) -> bytes | None:
+        return await self._create(task_id, OUTCOME, body)
+
+    async def get(self, task_id: str) -> tuple[bytes | None, bytes | None]:
+        request, outcome = await self._read(task_id, [self._subject(task_id, REQUEST), self._subject(task_id, OUTCOME)])
+        return (request.data if request else None, outcome.data if outcome else None)
+
+    async def list_task_ids(self) -> list[str]:
+        try:
+            subjects = await self._api().subjects(f"{self._prefix}.{TASKS_TOKEN}.*.{REQUEST}")
+        except (ApiError, NotDeliveredError, NoAnswerError) as err:
+            raise StorageUnavailableError(None, f"listing tasks: {err}", what="task") from err
+        head, tail = f"{self._prefix}.{TASKS_TOKEN}.", f".{REQUEST}"
+        ids = (subject.removeprefix(head).removesuffix(tail) for subject in subjects)
+        return [task_id for task_id in ids if is_valid_run_id(task_id)]
+
+    async def _create(self, task_id: str, kind: str, body: bytes) -> bytes | None:
+        """Store ``body`` unless the document exists: None when this call stored it, else the stored bytes.
+
+        The publish expects the subject to be empty, so an existing document
+        is refused before the duplicate window is consulted. A lost ack is
+        settled by reading the subject back: our bytes (which include this
+        call's timestamp) mean our write landed.
+        """
+        subject = self._subject(task_id, kind)
+        msg_id = f"task/{task_id}/{kind}/{hashlib.sha256(body).hexdigest()[:32]}"
+        headers = {
+            HEADER_MSG_ID: msg_id,
+            HEADER_EXPECTED_STREAM: self._api().stream,
+            HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE: "0",
+            HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT: subject,
+        }
+        try:
+            ack = await self._api().publish(Outgoing(subject, body, headers))
+        except NotDeliveredError as err:
+            raise StorageUnavailableError(task_id, f"storing the {kind}: {err}", what="task") from err
+        except NoAnswerError as err:
+            (stored,) = await self._read(task_id, [subject])
+            if stored is not None and stored.data == body and stored.msg_id in (None, msg_id):
+                return None
+            if stored is not None:
+                return stored.data
+            raise StorageUnavailableError(task_id, f"storing the {kind} got no ack ({err})", what="task") from err
+        except ApiError as err:
+            if err.err_code == ERR_WRONG_LAST_SEQUENCE or is_taken(err):
+                (stored,) = await self._read(task_id, [subject])
+                if stored is not None:
+                    return stored.data
+            if is_full(err):
+                raise StorageFullError(task_id, f"storing the {kind}: {err}", what="task") from err
+            raise StorageUnavailableError(task_id, f"storing the {kind}: {err}", what="task") from err
+        if ack.duplicate:
+            raise StorageUnavailableError(
+                task_id, f"the stream took the {kind} for a duplicate of a removed one", what="task"
+            )
+        return None
+
+    def _subject(self, task_id: str, kind: str) -> str:
+        if not is_valid_run_id(task_id):  # never build a subject from an unchecked id
+            raise ValueError(f"invalid task id {task_id!r}")
+        return f"{self._prefix}.{TASKS_TOKEN}.{task_id}.{kind}"
+
+    async def _read(self, task_id: str, subjects: list[str]) -> list[StoredMessage | None]:
+        try:
+            return list(await asyncio.gather(*(self._api().get_last(subject) for subject in subjects)))
+        except (ApiError, NotDeliveredError, NoAnswerError) as err:
+            raise StorageUnavailableError(task_id, f"reading the task: {err}", what="task") from err
