@@ -95,8 +95,14 @@ async def serve(config: Config, *, on_ready: Callable[[str], None] | None = None
         raise ServerStartError(f"cannot listen on {config.listen}: {err}") from err
     await server.start()
     address = f"{config.listen.rpartition(':')[0]}:{port}"
-    for name in ("", SERVICE_NAME, TASK_SERVICE_NAME):
-        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+
+    async def report_store(reachable: bool) -> None:
+        status = health_pb2.HealthCheckResponse.SERVING if reachable else health_pb2.HealthCheckResponse.NOT_SERVING
+        for name in ("", SERVICE_NAME, TASK_SERVICE_NAME):
+            await health_servicer.set(name, status)
+
+    await report_store(True)
+    backend.health_listener = report_store
     log.info(
         "runjournal listening on %s (backend %s, %s, %s)",
         address,

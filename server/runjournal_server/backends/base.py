@@ -36,7 +36,7 @@ The promises:
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from runjournal_server.records import StoredRecord
@@ -114,6 +114,11 @@ class Backend(abc.ABC):
     """A store of run journals."""
 
     name: str
+
+    health_listener: Callable[[bool], Awaitable[None]] | None = None
+    """Told when the store becomes unreachable (False) or reachable again (True),
+    so the server's health check routes traffic away meanwhile. A local store
+    (files) is reachable whenever the process runs and never calls it."""
 
     @abc.abstractmethod
     async def start(self) -> None:

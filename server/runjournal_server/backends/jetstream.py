@@ -633,10 +633,14 @@ class JetStreamBackend(Backend):
             self._connected.clear()
             if not self._closing:
                 log.warning("NATS: disconnected; appends fail with STORAGE_UNAVAILABLE until it reconnects")
+                if self.health_listener is not None:
+                    await self.health_listener(False)
 
         async def on_reconnect() -> None:
             self._connected.set()
             log.info("NATS: reconnected to %s", self._nc.connected_url if self._nc else "?")
+            if self.health_listener is not None:
+                await self.health_listener(True)
 
         return {
             "servers": self._servers,
