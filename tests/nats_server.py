@@ -16,23 +16,26 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
-import shutil
 import signal
 import subprocess
-import sys
 import threading
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# The binary lookup is the server's own (``runjournal dev-nats`` uses it too); re-exported for the fixtures.
+from runjournal_server.devnats import BINARY_ENV, find_nats_server_binary
+
+__all__ = ["BINARY_ENV", "AckDroppingProxy", "NatsServer", "NatsServerError", "find_binary"]
+
+find_binary = find_nats_server_binary
+
 START_TIMEOUT_SECONDS = 20.0
 STOP_TIMEOUT_SECONDS = 20.0
 MAX_PAYLOAD = "8MB"
 """Room for a maximal (1 MiB) record with headers; the nats-server default of 1 MiB is too small."""
-BINARY_ENV = "NATS_SERVER_BIN"
 
 _CLIENT_PORT = re.compile(r"Listening for client connections on [^\s:]+:(\d+)")
 _MONITOR_PORT = re.compile(r"Starting http monitor on [^\s:]+:(\d+)")
@@ -41,18 +44,6 @@ _READY = "Server is ready"
 
 class NatsServerError(RuntimeError):
     """The server could not be started or is not configured as the tests need."""
-
-
-def find_binary() -> Path | None:
-    """``$NATS_SERVER_BIN``, else the ``nats-server`` installed next to this interpreter, else on PATH."""
-    explicit = os.environ.get(BINARY_ENV)
-    if explicit:
-        return Path(explicit) if Path(explicit).is_file() else None
-    beside = Path(sys.executable).parent / "nats-server"
-    if beside.is_file():
-        return beside
-    found = shutil.which("nats-server")
-    return Path(found) if found else None
 
 
 @dataclass

@@ -3,6 +3,8 @@
 ``runjournal serve`` runs the server (file backend in ./runjournal-data on
 127.0.0.1:50051 with no flags). ``runs list``, ``runs show``, ``inbox``,
 ``answer`` and ``approve`` talk to a running server through the Python client.
+``migrate`` copies runs and tasks between stores (``migrate.py``), and
+``dev-nats`` runs a local nats-server for the JetStream backend (``devnats.py``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from runjournal_server import config as config_module
+from runjournal_server import devnats, migrate
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 
@@ -26,7 +29,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
-    if args.command == "serve":
+    if args.command in ("serve", "migrate", "dev-nats"):
         return int(args.handler(args))
     from runjournal.errors import RunJournalError
 
@@ -91,6 +94,21 @@ def _parser() -> argparse.ArgumentParser:
     approve.add_argument("--reason", default="", help="why, for the record")
     approve.add_argument("--approver", help='who decides (default: $USER, else "cli")')
     approve.set_defaults(handler=_approve)
+
+    migrating = commands.add_parser(
+        "migrate",
+        help="copy runs and tasks from one store to another, byte for byte (file, jetstream)",
+        description=migrate.DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    migrate.add_arguments(migrating)
+    migrating.set_defaults(handler=migrate.main)
+
+    dev_nats = commands.add_parser(
+        "dev-nats", help="run a local nats-server set up for the jetstream backend (for experiments)"
+    )
+    devnats.add_arguments(dev_nats)
+    dev_nats.set_defaults(handler=devnats.main)
     return parser
 
 
