@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from runjournal.v1 import state_pb2
 from runjournal_server.backends.base import Backend
-from runjournal_server.errors import CorruptJournalError, InvalidArgumentError, JournalError
+from runjournal_server.errors import CorruptJournalError, InvalidArgumentError, JournalError, RunNotFoundError
 from runjournal_server.inbox import MAY_WAIT_AFTER_KINDS, TURN_START_KINDS, waiting_calls
 from runjournal_server.summary import corrupt_summary, is_inert, summarize_stored
 
@@ -84,7 +84,12 @@ class RunListing:
                 continue
             if not self._meta_matches(infos.get(run_id), where):
                 continue
-            summary = await self.summary(run_id)
+            try:
+                summary = await self.summary(run_id)
+            except RunNotFoundError:
+                # A journal file with no complete record is a creation that never became
+                # durable: the run does not exist, and must not fail the whole listing.
+                continue
             if where.status and summary.status != where.status:
                 continue
             if where.waiting_for_person and not summary.waiting_calls:
@@ -158,6 +163,7 @@ def decode_page_token(token: str) -> SortKey | None:
         seconds, nanos, run_id = json.loads(raw)
         if not (isinstance(seconds, int) and isinstance(nanos, int) and isinstance(run_id, str)):
             raise ValueError("wrong types")
-    except (binascii.Error, ValueError, TypeError, UnicodeDecodeError) as err:
+    except (binascii.Error, ValueError, TypeError, UnicodeDecodeError, RecursionError) as err:
+        # RecursionError: a forged token of deeply nested JSON ("[[[[...") must be refused, not INTERNAL.
         raise InvalidArgumentError("page_token", "not a token from a previous ListRuns call") from err
     return (seconds, nanos, run_id)

@@ -10,16 +10,20 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import grpc
+from google.protobuf.descriptor import ServiceDescriptor
+from google.protobuf.message import DecodeError
+from google.protobuf.message_factory import GetMessageClass
 
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc as pb_grpc
 from runjournal.v1 import task_service_pb2 as tpb
 from runjournal.v1 import task_service_pb2_grpc as tpb_grpc
 from runjournal_server.auth import UNRESTRICTED, Access, TokenTable
-from runjournal_server.errors import JournalError
+from runjournal_server.errors import InvalidArgumentError, JournalError
 from runjournal_server.listing import RunFilter
 from runjournal_server.runs import Runs
 from runjournal_server.status import to_status
@@ -49,6 +53,48 @@ def _unary(
     return handler
 
 
+@dataclass(frozen=True)
+class MalformedRequest:
+    """A request whose bytes did not parse as its message (bad wire format, invalid UTF-8, nesting too deep)."""
+
+    type_name: str
+    problem: str
+
+
+def _lenient(message_class: Any) -> Callable[[bytes], Any]:
+    def parse(data: bytes) -> Any:
+        try:
+            return message_class.FromString(data)
+        except DecodeError as err:
+            return MalformedRequest(message_class.DESCRIPTOR.full_name, str(err).rpartition(": ")[2])
+
+    return parse
+
+
+def add_to_server(servicer: object, service: ServiceDescriptor, server: grpc.aio.Server) -> None:
+    """Register ``servicer`` for ``service`` with request parsing that cannot fail.
+
+    The generated ``add_*_to_server`` parses with ``FromString``, and gRPC
+    answers a request that does not parse with UNKNOWN and no ErrorInfo. Here
+    such a request reaches the handler as a ``MalformedRequest``, refused by
+    ``authorize`` with INVALID_ARGUMENT like any other bad field.
+    """
+    handlers = {}
+    for method in service.methods:
+        request_class = GetMessageClass(method.input_type)
+        response_class = GetMessageClass(method.output_type)
+        factory = (
+            grpc.unary_stream_rpc_method_handler if method.server_streaming else grpc.unary_unary_rpc_method_handler
+        )
+        handlers[method.name] = factory(
+            getattr(servicer, method.name),
+            request_deserializer=_lenient(request_class),
+            response_serializer=response_class.SerializeToString,
+        )
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))
+    server.add_registered_method_handlers(service.full_name, handlers)
+
+
 class _Authorizing:
     """Token checks shared by the servicers."""
 
@@ -56,10 +102,19 @@ class _Authorizing:
         self._tokens = tokens
 
     def authorize(self, request: Any, context: grpc.aio.ServicerContext) -> Access:
-        """The caller's access; with tokens configured, its prefixes bound every run or task id it names."""
+        """The caller's access; with tokens configured, its prefixes bound every run or task id it names.
+
+        Every handler calls this first, so it also refuses a request whose bytes
+        did not parse (see ``add_to_server``), once the caller is authenticated.
+        """
         if self._tokens is None:
-            return UNRESTRICTED
-        access = self._tokens.authenticate(context.invocation_metadata() or ())
+            access = UNRESTRICTED
+        else:
+            access = self._tokens.authenticate(context.invocation_metadata() or ())
+        if isinstance(request, MalformedRequest):
+            raise InvalidArgumentError("request", f"the bytes are not a valid {request.type_name}: {request.problem}")
+        if self._tokens is None:
+            return access
         for field in ("run_id", "task_id"):
             named = getattr(request, field, None)
             if named:

@@ -20,6 +20,7 @@ import contextlib
 import errno
 import functools
 import os
+import re
 import tempfile
 import threading
 from array import array
@@ -120,7 +121,8 @@ def _scan(run_id: str, data: bytes) -> _Scan:
     The piece after the last newline is a torn tail, and so is a final complete
     line that fails to decode: a crash in the middle of an append leaves
     exactly these. A bad line with anything after it is damage, not a torn
-    write, and so is a line whose seq is not its line number.
+    write, and so is a line whose seq is not its line number, and so is a
+    final line that is a whole line glued to the next (see ``_glued``).
     """
     *lines, fragment = data.split(b"\n")
     found: list[StoredRecord] = []
@@ -130,7 +132,7 @@ def _scan(run_id: str, data: bytes) -> _Scan:
         try:
             stored = records.decode(line)
         except RecordDecodeError as err:
-            if number == len(lines) and not fragment:
+            if number == len(lines) and not fragment and not _glued(line):
                 break
             raise CorruptJournalError(run_id, err.detail, line=number) from err
         if stored.seq != number:
@@ -139,6 +141,27 @@ def _scan(run_id: str, data: bytes) -> _Scan:
         starts.append(offset)
         offset += len(line) + 1
     return _Scan(found, starts, good_end=offset, size=len(data))
+
+
+_LINE_END = re.compile(rb'"seq":[0-9]+}}')
+"""How every stored line ends: ``seq`` is the body's last key (keys are sorted), then the envelope closes."""
+
+
+def _glued(line: bytes) -> bool:
+    """True when ``line`` starts with a whole stored line and goes on: two lines whose newline was damaged.
+
+    A crash mid-append leaves a prefix of one line, and no stored line is a
+    proper prefix of another (its JSON ends where it ends), so this is never a
+    torn write. Dropping it as one would silently lose the acknowledged record
+    at its front (one flipped bit in a newline), and opening would truncate it.
+    """
+    for match in _LINE_END.finditer(line, 0, len(line) - 1):
+        try:
+            records.decode(line[: match.end()])
+        except RecordDecodeError:
+            continue
+        return True
+    return False
 
 
 class _ShrunkError(Exception):
@@ -209,7 +232,7 @@ def _records_backward(run_id: str, fd: int) -> tuple[StoredRecord, Iterator[Stor
                 try:
                     stored = records.decode(line)
                 except RecordDecodeError as err:
-                    if expected is None and start + len(line) + 1 == size:
+                    if expected is None and start + len(line) + 1 == size and not _glued(line):
                         continue  # a torn final line: the line before it is the last
                     raise _BackwardDamageError(err.detail, expected) from err
             if expected is not None and stored.seq != expected:
@@ -262,7 +285,7 @@ def _decode_meta(run_id: str, line: bytes | None, size: int) -> StoredRecord:
     try:
         meta = records.decode(line)
     except RecordDecodeError as err:
-        if len(line) + 1 == size:
+        if len(line) + 1 == size and not _glued(line):
             raise RunNotFoundError(run_id) from err
         raise CorruptJournalError(run_id, err.detail, line=1) from err
     if meta.seq != 1:
@@ -572,6 +595,10 @@ class FileBackend(Backend):
 
     def _open_sync(self, run_id: str, _: StoredRecord | None) -> tuple[FileJournal, list[StoredRecord]]:
         with contextlib.ExitStack() as cleanup, _os_errors(run_id, "opening the journal"):
+            if not os.path.lexists(self._journal_path(run_id)):
+                # Refuse before the lock file is created: an append to a run that does
+                # not exist must leave no trace (else any client could fill the directory).
+                raise RunNotFoundError(run_id)
             lock_fd = self._lock(run_id)
             cleanup.callback(os.close, lock_fd)
             try:
