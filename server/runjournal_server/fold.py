@@ -431,21 +431,35 @@ class Folder:
 
     # -- snapshot ----------------------------------------------------------
 
-    def state(self) -> RunState:
-        """A snapshot of the run (a fresh proto the caller may keep); changes nothing."""
-        state = RunState(last_seq=self._last_seq)
+    def state(self, *, conversation_from: int = 0, into: RunState | None = None) -> RunState:
+        """A snapshot of the run; changes nothing.
+
+        ``conversation_from`` skips the conversation's first messages (a client
+        that keeps the conversation asks only for what it lacks; every message
+        but the last is final once shown, the last may still grow by a merge).
+        ``into`` fills a message the caller owns (e.g. a response's field)
+        instead of a fresh one, which saves copying a long conversation twice.
+        """
+        state = into if into is not None else RunState()
+        state.last_seq = self._last_seq
         if self._meta is None:
             return state
         state.run_id = self._meta.run_id
         state.meta.CopyFrom(self._meta)
-        state.conversation.extend(self._conversation)
         turn = self._turn
+        trailing: list[Message] = []
         if turn is not None and turn.unanswered == 0:
-            state.conversation.append(turn.message)
+            trailing.append(turn.message)
             if turn.results:
-                state.conversation.append(Message(role=Role.ROLE_USER, content=turn.results))
+                trailing.append(Message(role=Role.ROLE_USER, content=turn.results))
         elif turn is not None:
             state.pending.CopyFrom(_pending_batch(turn))
+        committed = len(self._conversation)
+        start = min(max(conversation_from, 0), committed + len(trailing))
+        state.conversation_offset = start
+        state.conversation_size = committed + len(trailing)
+        state.conversation.extend(self._conversation[start:] if start else self._conversation)
+        state.conversation.extend(trailing[max(start - committed, 0) :])
         state.counters.CopyFrom(self._counters)
         state.next_iteration = self._last_iteration + 1
         state.last_stop_reason = self._last_stop_reason

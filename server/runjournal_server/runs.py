@@ -331,11 +331,21 @@ class Runs:
 
     # ------------------------------------------------------------------- fold
 
-    async def fold(self, run_id: str, as_of_seq: int = 0) -> state_pb2.RunState:
-        """The folded state now, or as of ``as_of_seq``."""
+    async def fold(
+        self,
+        run_id: str,
+        as_of_seq: int = 0,
+        *,
+        conversation_from: int = 0,
+        into: state_pb2.RunState | None = None,
+    ) -> state_pb2.RunState:
+        """The folded state now, or as of ``as_of_seq``; see ``Folder.state`` for the other options."""
         validate_run_id(run_id)
         if as_of_seq < 0:
             raise InvalidArgumentError("as_of_seq", "must be 0 (latest) or a seq >= 1")
+        if conversation_from < 0:
+            raise InvalidArgumentError("conversation_from", "must be 0 (everything) or a message index")
+
         slot = self._slots.get(run_id)
         if slot is not None and slot.journal is not None:
             async with slot.lock:
@@ -344,14 +354,14 @@ class Runs:
                     await self._catch_up(slot)
                     last = slot.journal.last_seq
                     if as_of_seq == 0 or as_of_seq == last:
-                        return slot.folder.state()
+                        return slot.folder.state(conversation_from=conversation_from, into=into)
         stored = await self._load(run_id)
         last = stored[-1].seq
         if as_of_seq > last:
             raise InvalidArgumentError("as_of_seq", f"run {run_id!r} has only {last} records")
         if as_of_seq:
             stored = stored[:as_of_seq]
-        return self._fold(run_id, stored).state()
+        return self._fold(run_id, stored).state(conversation_from=conversation_from, into=into)
 
     async def _current_folder(self, run_id: str) -> Folder:
         """The warm state when the server holds the run, else a cold fold without any lock."""

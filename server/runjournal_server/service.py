@@ -168,7 +168,12 @@ class JournalServicer(_Authorizing, pb_grpc.JournalServiceServicer):
 
     @_unary
     async def Fold(self, request: pb.FoldRequest, context: grpc.aio.ServicerContext, access: Access) -> pb.FoldResponse:
-        return pb.FoldResponse(state=await self._runs.fold(request.run_id, request.as_of_seq))
+        response = pb.FoldResponse()
+        # Filled in place: a long run's conversation is copied once, not twice.
+        await self._runs.fold(
+            request.run_id, request.as_of_seq, conversation_from=request.conversation_from, into=response.state
+        )
+        return response
 
     @_unary
     async def Answer(

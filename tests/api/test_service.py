@@ -92,3 +92,17 @@ def test_read_and_fold_of_a_missing_run_are_not_found(stub):
         with pytest.raises(grpc.RpcError) as caught:
             call()
         assert reason(caught.value) == "RUN_NOT_FOUND"
+
+
+def test_fold_can_return_only_the_conversation_a_client_lacks(stub):
+    run_id = new_run_id()
+    batch = [b.meta(run_id=run_id), b.assistant(2, 1, ["c1"]), b.result(3, "c1"), b.user(4), b.assistant(5, 2)]
+    stub.AppendBatch(pb.AppendBatchRequest(run_id=run_id, records=batch))
+    full = stub.Fold(pb.FoldRequest(run_id=run_id)).state
+    tail = stub.Fold(pb.FoldRequest(run_id=run_id, conversation_from=len(full.conversation) - 1)).state
+    assert (tail.conversation_offset, tail.conversation_size) == (len(full.conversation) - 1, len(full.conversation))
+    assert list(tail.conversation) == [full.conversation[-1]]
+    assert tail.counters == full.counters and tail.last_seq == full.last_seq
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.Fold(pb.FoldRequest(run_id=run_id, conversation_from=-1))
+    assert reason(caught.value) == "INVALID_ARGUMENT"

@@ -687,3 +687,37 @@ def test_shuffled_journals_are_refused_only_by_the_rules(records: list[Record], 
         fold(shuffled)
     except JournalRuleError as err:
         assert 1 <= err.seq <= len(shuffled)
+
+
+@given(valid_journals(), st.integers(min_value=0, max_value=60))
+def test_conversation_from_returns_the_suffix_with_its_offset_and_size(records: list[Record], start: int) -> None:
+    folder = fold(records)
+    full = folder.state()
+    part = folder.state(conversation_from=start)
+    expected_offset = min(start, len(full.conversation))
+    assert list(part.conversation) == list(full.conversation)[expected_offset:]
+    assert (part.conversation_offset, part.conversation_size) == (expected_offset, len(full.conversation))
+    part.ClearField("conversation")
+    full.ClearField("conversation")
+    part.conversation_offset = full.conversation_offset
+    assert part == full
+
+
+@given(valid_journals())
+def test_every_conversation_message_but_the_last_is_final_once_shown(records: list[Record]) -> None:
+    """What lets a client ask only for the messages it lacks: earlier messages never change."""
+    folder = Folder()
+    shown: list[object] = []
+    for record in records:
+        folder.apply(record)
+        now = list(folder.state().conversation)
+        assert now[: max(len(shown) - 1, 0)] == shown[: max(len(shown) - 1, 0)]
+        assert len(now) >= len(shown)  # nothing shown is ever taken back
+        shown = now
+
+
+def test_state_fills_a_message_the_caller_owns() -> None:
+    records = [b.meta(), b.assistant(2, 1, ["c1"]), b.result(3, "c1"), b.user(4)]
+    owned = RunState()
+    returned = fold(records).state(into=owned)
+    assert returned is owned and owned == fold(records).state()

@@ -88,8 +88,8 @@ def claim_request(
     )
 
 
-def fold_request(run_id: str, as_of_seq: int) -> journal_service_pb2.FoldRequest:
-    return journal_service_pb2.FoldRequest(run_id=run_id, as_of_seq=as_of_seq)
+def fold_request(run_id: str, as_of_seq: int, conversation_from: int = 0) -> journal_service_pb2.FoldRequest:
+    return journal_service_pb2.FoldRequest(run_id=run_id, as_of_seq=as_of_seq, conversation_from=conversation_from)
 
 
 def answer_request(

@@ -192,9 +192,18 @@ class JournalClient(_SyncClient):
         request = _common.claim_request(run_id, worker_id, fingerprint, force=force, host=host, pid=pid, reason=reason)
         return self._call(self._stub.Claim, request, timeout)
 
-    def fold(self, run_id: str, as_of_seq: int = 0, *, timeout: float | None = None) -> state_pb2.RunState:
-        """The folded state of the run (as of ``as_of_seq``; 0 folds every record)."""
-        response = self._call(self._stub.Fold, _common.fold_request(run_id, as_of_seq), timeout)
+    def fold(
+        self, run_id: str, as_of_seq: int = 0, *, conversation_from: int = 0, timeout: float | None = None
+    ) -> state_pb2.RunState:
+        """The folded state of the run (as of ``as_of_seq``; 0 folds every record).
+
+        ``conversation_from`` returns only the conversation from that message
+        index on (see ``RunState.conversation_offset``); every message but the
+        last is final once seen, so a caller that keeps the conversation asks
+        from its last index.
+        """
+        request = _common.fold_request(run_id, as_of_seq, conversation_from)
+        response = self._call(self._stub.Fold, request, timeout)
         return response.state
 
     def answer(

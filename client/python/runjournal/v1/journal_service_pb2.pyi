@@ -81,12 +81,14 @@ class ClaimResponse(_message.Message):
     def __init__(self, claim_token: _Optional[int] = ..., last_seq: _Optional[int] = ..., state: _Optional[_Union[_state_pb2.RunState, _Mapping]] = ..., gate: _Optional[_Union[_state_pb2.GateReport, _Mapping]] = ..., resume_reminder: _Optional[str] = ...) -> None: ...
 
 class FoldRequest(_message.Message):
-    __slots__ = ("run_id", "as_of_seq")
+    __slots__ = ("run_id", "as_of_seq", "conversation_from")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     AS_OF_SEQ_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_FROM_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     as_of_seq: int
-    def __init__(self, run_id: _Optional[str] = ..., as_of_seq: _Optional[int] = ...) -> None: ...
+    conversation_from: int
+    def __init__(self, run_id: _Optional[str] = ..., as_of_seq: _Optional[int] = ..., conversation_from: _Optional[int] = ...) -> None: ...
 
 class FoldResponse(_message.Message):
     __slots__ = ("state",)
