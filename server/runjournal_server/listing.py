@@ -77,28 +77,46 @@ class RunListing:
             info = infos.get(run_id)
             return info.sort_key if info is not None else (0, 0, run_id)  # unreadable meta: listed last
 
+        candidates = [
+            run_id
+            for run_id in sorted(run_ids, key=key, reverse=True)
+            if (after is None or key(run_id) < after) and self._meta_matches(infos.get(run_id), where)
+        ]
         page: list[state_pb2.RunSummary] = []
         last_key: SortKey | None = None
-        for run_id in sorted(run_ids, key=key, reverse=True):
-            if after is not None and key(run_id) >= after:
-                continue
-            if not self._meta_matches(infos.get(run_id), where):
-                continue
-            try:
-                summary = await self.summary(run_id)
-            except RunNotFoundError:
-                # A journal file with no complete record is a creation that never became
-                # durable: the run does not exist, and must not fail the whole listing.
-                continue
-            if where.status and summary.status != where.status:
-                continue
-            if where.waiting_for_person and not summary.waiting_calls:
-                continue
-            if len(page) == page_size:
-                return page, encode_page_token(last_key)
-            page.append(summary)
-            last_key = key(run_id)
+        start = 0
+        while start < len(candidates):
+            # Read the summaries a page still needs (plus one, to know whether another page follows)
+            # concurrently: each is a small read off the event loop.
+            window = candidates[start : start + page_size + 1 - len(page)]
+            start += len(window)
+            for run_id, summary in zip(window, await self._summaries(window), strict=True):
+                if summary is None:
+                    continue
+                if where.status and summary.status != where.status:
+                    continue
+                if where.waiting_for_person and not summary.waiting_calls:
+                    continue
+                if len(page) == page_size:
+                    return page, encode_page_token(last_key)
+                page.append(summary)
+                last_key = key(run_id)
         return page, ""
+
+    async def _summaries(self, run_ids: Sequence[str]) -> list[state_pb2.RunSummary | None]:
+        """Summaries in order; None for a journal with no complete record (a creation that never
+        became durable: the run does not exist, and must not fail the whole listing)."""
+
+        async def one(run_id: str) -> state_pb2.RunSummary | None:
+            try:
+                return await self.summary(run_id)
+            except RunNotFoundError:
+                return None
+
+        found: list[state_pb2.RunSummary | None] = []
+        for begin in range(0, len(run_ids), READ_CONCURRENCY):
+            found += await asyncio.gather(*(one(r) for r in run_ids[begin : begin + READ_CONCURRENCY]))
+        return found
 
     @staticmethod
     def _meta_matches(info: _MetaInfo | None, where: RunFilter) -> bool:
