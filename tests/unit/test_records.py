@@ -1048,3 +1048,13 @@ def test_every_example_line_in_the_format_document_decodes() -> None:
         stored = decode(line.encode("utf-8"))
         assert stored.record is not None
         assert encode(stored.record).line == line.encode("utf-8")
+
+
+@given(records())
+def test_the_fast_payload_walker_equals_message_to_dict(record: pb.Record) -> None:
+    from google.protobuf import json_format
+
+    from runjournal_server.records import to_json_dict
+
+    payload = getattr(record, record.WhichOneof("payload"))
+    assert to_json_dict(payload) == json_format.MessageToDict(payload, preserving_proto_field_name=True)
