@@ -270,16 +270,21 @@ class Runs:
         notice = records_pb2.ClaimNotice(worker_id=worker_id, host=host, pid=pid, reason=reason)
         self._check_claim_request(notice, fingerprint)
         # Gate without the lock: a refusal writes nothing and holds nothing.
-        folder = await self._current_folder(run_id)
+        folder, cold = await self._pre_read(run_id)
         self._gate(run_id, folder, fingerprint, force)
         async with self._use(run_id) as slot:
-            return await self._racing(run_id, lambda: self._claim_locked(slot, notice, fingerprint, force))
+            return await self._racing(run_id, lambda: self._claim_locked(slot, notice, fingerprint, force, cold))
 
     async def _claim_locked(
-        self, slot: _Slot, notice: records_pb2.ClaimNotice, fingerprint: records_pb2.Fingerprint, force: bool
+        self,
+        slot: _Slot,
+        notice: records_pb2.ClaimNotice,
+        fingerprint: records_pb2.Fingerprint,
+        force: bool,
+        cold: _ColdRead | None,
     ) -> ClaimOutcome:
         await self._catch_up(slot)
-        journal, folder = await self._ensure_open(slot)
+        journal, folder = await self._ensure_open(slot, cold)
         report = self._gate(slot.run_id, folder, fingerprint, force)  # the run may have moved meanwhile
         claim_seq = journal.last_seq + 1
         batch = [records_pb2.Record(seq=claim_seq, claim=notice)]
@@ -363,12 +368,19 @@ class Runs:
             stored = stored[:as_of_seq]
         return self._fold(run_id, stored).state(conversation_from=conversation_from, into=into)
 
-    async def _current_folder(self, run_id: str) -> Folder:
-        """The warm state when the server holds the run, else a cold fold without any lock."""
+    async def _pre_read(self, run_id: str) -> tuple[Folder, _ColdRead | None]:
+        """The state to check a request against before taking any lock.
+
+        The warm state when the server holds the run; else a cold read and fold
+        without any lock, returned too so that opening the run next can reuse
+        it instead of decoding and folding the journal a second time.
+        """
         slot = self._slots.get(run_id)
         if slot is not None and slot.folder is not None and slot.journal is not None:
-            return slot.folder
-        return self._fold(run_id, await self._load(run_id))
+            return slot.folder, None
+        stored = await self._load(run_id)
+        folder = self._fold(run_id, stored)
+        return folder, _ColdRead(stored, folder)
 
     async def _load(self, run_id: str) -> list[records.StoredRecord]:
         try:
@@ -434,12 +446,13 @@ class Runs:
             records.encode(record, max_record_bytes=self._max_record_bytes)
         except InvalidRecordError as err:
             raise InvalidArgumentError(err.field.removeprefix(field_prefix), str(err)) from err
-        check(run_id, tool_use_id, await self._current_folder(run_id))
+        folder, cold = await self._pre_read(run_id)
+        check(run_id, tool_use_id, folder)
         async with self._use(run_id) as slot:
 
             async def attempt() -> int:
                 await self._catch_up(slot)
-                journal, folder = await self._ensure_open(slot)
+                journal, folder = await self._ensure_open(slot, cold)
                 check(run_id, tool_use_id, folder)
                 record.seq = journal.last_seq + 1
                 stored = records.encode(record, max_record_bytes=self._max_record_bytes)
@@ -514,18 +527,26 @@ class Runs:
         assert slot.journal is not None
         return slot.journal
 
-    async def _ensure_open(self, slot: _Slot) -> tuple[Journal, Folder]:
-        """The run's journal and warm state, opening the journal (taking its lock) if needed."""
+    async def _ensure_open(self, slot: _Slot, cold: _ColdRead | None = None) -> tuple[Journal, Folder]:
+        """The run's journal and warm state, opening the journal (taking its lock) if needed.
+
+        ``cold`` is a lock-free read of the run made just before: the backend
+        reuses its records where the stored bytes are unchanged, and when it
+        hands back exactly those records (nothing was written since), their
+        fold is adopted as the warm state instead of being computed again.
+        """
         if slot.journal is not None and (slot.journal.poisoned or slot.folder is None):
             await self._drop(slot)
         if slot.journal is None:
+            known = cold.stored if cold is not None else ()
             try:
-                journal, stored = await self._backend.open_journal(slot.run_id)
+                journal, stored = await self._backend.open_journal(slot.run_id, known)
             except CorruptJournalError as err:
                 self._known_corrupt[slot.run_id] = err.message
                 raise
             try:
-                folder = self._fold(slot.run_id, stored)
+                unchanged = cold is not None and cold.unused and _same_records(stored, cold.stored)
+                folder = cold.take() if unchanged and cold is not None else self._fold(slot.run_id, stored)
             except BaseException:
                 await journal.close()
                 raise
@@ -577,6 +598,29 @@ class Runs:
     @property
     def open_journals(self) -> int:
         return len(self._open)
+
+
+class _ColdRead:
+    """A lock-free read of a run and its fold, offered once to the open that follows it."""
+
+    def __init__(self, stored: list[records.StoredRecord], folder: Folder) -> None:
+        self.stored = stored
+        self._folder: Folder | None = folder
+
+    @property
+    def unused(self) -> bool:
+        return self._folder is not None
+
+    def take(self) -> Folder:
+        """The fold, once: after that it may be the warm state, changed by later records."""
+        folder, self._folder = self._folder, None
+        assert folder is not None
+        return folder
+
+
+def _same_records(opened: Sequence[records.StoredRecord], read: Sequence[records.StoredRecord]) -> bool:
+    """True when the backend handed back the very records of the earlier read (bytes verified by it)."""
+    return len(opened) == len(read) and all(a is b for a, b in zip(opened, read, strict=True))
 
 
 class _SlotUse:

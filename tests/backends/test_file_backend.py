@@ -914,3 +914,26 @@ async def test_start_refuses_a_data_directory_that_is_a_file(tmp_path: Path) -> 
     (tmp_path / "data").write_bytes(b"")
     with pytest.raises(StorageUnavailableError, match="not a writable directory"):
         await FileBackend(tmp_path / "data").start()
+
+
+async def test_open_reuses_known_records_whose_bytes_are_unchanged(file_backend: FileBackend) -> None:
+    journal = await created(file_backend, meta(), note(2))
+    await journal.close()
+    known = await file_backend.load(RUN)
+    reopened, stored = await file_backend.open_journal(RUN, known)
+    assert all(a is b for a, b in zip(stored, known, strict=True))
+    await reopened.append([note(3)])
+    await reopened.close()
+    reopened, stored = await file_backend.open_journal(RUN, known)
+    assert [s.line for s in stored] == [meta().line, note(2).line, note(3).line]
+    assert stored[0] is known[0] and stored[1] is known[1]  # only the new line was decoded
+    await reopened.close()
+
+
+async def test_open_decodes_a_line_that_differs_from_a_known_one(file_backend: FileBackend, data_dir: Path) -> None:
+    journal = await created(file_backend, meta(), note(2))
+    await journal.close()
+    stale = [meta(), note(2, "what an earlier read saw")]
+    _, stored = await file_backend.open_journal(RUN, stale)
+    assert stored[0] is stale[0] and stored[1] is not stale[1]
+    assert stored[1].line == note(2).line

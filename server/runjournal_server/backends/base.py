@@ -138,8 +138,12 @@ class Backend(abc.ABC):
         """
 
     @abc.abstractmethod
-    async def open_journal(self, run_id: str) -> tuple[Journal, list[StoredRecord]]:
+    async def open_journal(self, run_id: str, known: Sequence[StoredRecord] = ()) -> tuple[Journal, list[StoredRecord]]:
         """Open an existing run for writing, with every stored record in order.
+
+        ``known`` are records of the run the caller decoded moments ago (from
+        ``load``): a backend may hand back those very objects where it finds
+        the stored bytes unchanged, instead of decoding them again.
 
         Raises ``RunNotFoundError``, ``RunLockedError`` or ``CorruptJournalError``.
         """

@@ -466,8 +466,13 @@ class JetStreamBackend(Backend):
             )
         return self._adopt(run_id, 1, ack.stream_seq)
 
-    async def open_journal(self, run_id: str) -> tuple[JetStreamJournal, list[StoredRecord]]:
-        """Load the run; there is no lock to take (replicas share runs, the fence keeps them apart)."""
+    async def open_journal(
+        self, run_id: str, known: Sequence[StoredRecord] = ()
+    ) -> tuple[JetStreamJournal, list[StoredRecord]]:
+        """Load the run; there is no lock to take (replicas share runs, the fence keeps them apart).
+
+        ``known`` is not used: reading the records again is what proves they are still there.
+        """
         found, last = await self._load(run_id)
         return self._adopt(run_id, found[-1].seq, last.stream_seq), found
 
