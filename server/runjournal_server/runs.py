@@ -283,8 +283,9 @@ class Runs:
         force: bool,
         cold: _ColdRead | None,
     ) -> ClaimOutcome:
+        await self._ensure_open(slot, cold)  # first: _catch_up would open without the cold read
         await self._catch_up(slot)
-        journal, folder = await self._ensure_open(slot, cold)
+        journal, folder = await self._ensure_open(slot)
         report = self._gate(slot.run_id, folder, fingerprint, force)  # the run may have moved meanwhile
         claim_seq = journal.last_seq + 1
         batch = [records_pb2.Record(seq=claim_seq, claim=notice)]
@@ -451,8 +452,9 @@ class Runs:
         async with self._use(run_id) as slot:
 
             async def attempt() -> int:
+                await self._ensure_open(slot, cold)  # first: _catch_up would open without the cold read
                 await self._catch_up(slot)
-                journal, folder = await self._ensure_open(slot, cold)
+                journal, folder = await self._ensure_open(slot)
                 check(run_id, tool_use_id, folder)
                 record.seq = journal.last_seq + 1
                 stored = records.encode(record, max_record_bytes=self._max_record_bytes)
