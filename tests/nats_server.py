@@ -277,3 +277,71 @@ def _payload_size(words: list[bytes]) -> int | None:
     if words and words[0].upper() in (b"PUB", b"HPUB", b"MSG", b"HMSG"):
         return int(words[-1])
     return None
+
+
+class PartitionProxy:
+    """A loopback TCP proxy that can cut the network between a NATS client and server, then heal it.
+
+    While partitioned, bytes in both directions are held back, as a network
+    that drops every packet holds them for TCP to retransmit; on ``heal`` they
+    are delivered in order and the connection carries on. Nothing is lost and
+    no connection is reset, so what the client sent during the partition
+    arrives late: exactly the case where a retried append must not duplicate.
+    """
+
+    def __init__(self, upstream_port: int) -> None:
+        self._upstream_port = upstream_port
+        self._server: asyncio.Server | None = None
+        self._open = asyncio.Event()
+        self._open.set()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> PartitionProxy:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        return self
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        return f"nats://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
+
+    def partition(self) -> None:
+        self._open.clear()
+
+    def heal(self) -> None:
+        self._open.set()
+
+    async def close(self) -> None:
+        self._open.set()
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._server is not None:
+            await self._server.wait_closed()
+
+    async def _serve(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
+        upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", self._upstream_port)
+        pumps = [
+            asyncio.create_task(self._pump(client_reader, upstream_writer)),
+            asyncio.create_task(self._pump(upstream_reader, client_writer)),
+        ]
+        self._tasks.update(pumps)
+        try:
+            await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in pumps:
+                task.cancel()
+            for writer in (client_writer, upstream_writer):
+                writer.close()
+            self._tasks.difference_update(pumps)
+
+    async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            data = await reader.read(65536)
+            if not data:
+                return
+            await self._open.wait()  # held back while partitioned, delivered in order once healed
+            writer.write(data)
+            await writer.drain()

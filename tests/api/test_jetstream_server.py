@@ -16,7 +16,7 @@ from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc
 from tests.api.rpc import error_info, new_run_id, reason
 from tests.conftest import StreamTarget, new_stream_target
-from tests.nats_server import AckDroppingProxy, NatsServer
+from tests.nats_server import AckDroppingProxy, NatsServer, PartitionProxy
 from tests.servers import ServerProcess
 from tests.unit import builders as b
 
@@ -179,3 +179,32 @@ def test_a_stream_that_could_lose_records_is_refused_at_start_with_the_fix(
     assert done.returncode == 1
     assert "runjournal listening" not in done.stdout
     assert named_in_message in done.stderr, done.stderr
+
+
+async def test_a_network_partition_fails_appends_unavailable_and_healing_brings_no_duplicate(nats_server, tmp_path):
+    target = new_stream_target()
+    proxy = await PartitionProxy(nats_server.port).start()
+    args = (*target.server_args(proxy.url), "--nats-request-timeout-seconds", "1")
+    server = ServerProcess(tmp_path / "data", extra_args=args)
+    try:
+        await asyncio.to_thread(server.start)  # the proxy needs this loop while the server connects
+        run_id = new_run_id()
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            stub = journal_service_pb2_grpc.JournalServiceStub(channel)
+            await stub.Append(pb.AppendRequest(run_id=run_id, record=b.meta(run_id=run_id)))
+            during = pb.AppendRequest(run_id=run_id, claim_token=1, record=b.note(2, "sent into the partition"))
+            proxy.partition()
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await stub.Append(during, timeout=15)  # the client's deadline is well past the server's 1 s
+            assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+            assert reason(caught.value) == "STORAGE_UNAVAILABLE"
+            proxy.heal()  # the held-back publish now reaches NATS and is stored
+            retried = await stub.Append(during, timeout=15)
+            assert (retried.seq, retried.last_seq, retried.duplicate) == (2, 2, True)  # it landed late
+            after = await stub.Append(pb.AppendRequest(run_id=run_id, claim_token=1, record=b.note(3)))
+            assert after.seq == 3
+            stored = [r.stored_line async for r in stub.Read(pb.ReadRequest(run_id=run_id))]
+            assert len(stored) == 3  # exactly one copy of the record sent into the partition
+    finally:
+        await asyncio.to_thread(server.stop)
+        await proxy.close()
