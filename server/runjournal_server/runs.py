@@ -597,10 +597,6 @@ class Runs:
                 await self._drop(slot)
         self._slots.clear()
 
-    @property
-    def open_journals(self) -> int:
-        return len(self._open)
-
 
 class _ColdRead:
     """A lock-free read of a run and its fold, offered once to the open that follows it."""
