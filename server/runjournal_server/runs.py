@@ -18,11 +18,9 @@ Ordering rules live here, once, for every backend:
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TypeVar
 
 from runjournal.v1 import records_pb2, state_pb2
@@ -45,6 +43,7 @@ from runjournal_server.errors import (
 )
 from runjournal_server.fold import Folder, JournalRuleError, fold_stored
 from runjournal_server.gate import blocking_fields, check_resume, has_hard_block
+from runjournal_server.handles import ColdRead, RunHandles, Slot
 from runjournal_server.ids import validate_run_id
 from runjournal_server.listing import RunFilter, RunListing
 from runjournal_server.sequence import AppendDecision, check_append
@@ -73,27 +72,16 @@ class ClaimOutcome:
     resume_reminder: str
 
 
-@dataclass
-class _Slot:
-    """A run's lock and, while the server holds the run, its journal and warm state."""
-
-    run_id: str
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    journal: Journal | None = None
-    folder: Folder | None = None
-    users: int = 0
-
-
 class Runs:
     """Every journal operation, over one backend."""
 
     def __init__(self, backend: Backend, *, max_record_bytes: int, max_open_journals: int) -> None:
         self._backend = backend
         self._max_record_bytes = max_record_bytes
-        self._max_open = max(1, max_open_journals)
-        self._slots: dict[str, _Slot] = {}
-        self._open: OrderedDict[str, None] = OrderedDict()
         self._known_corrupt: dict[str, str] = {}  # run id -> problem, from full reads
+        self._handles = RunHandles(
+            backend, max_open=max_open_journals, fold=self._fold, known_corrupt=self._known_corrupt
+        )
         self._listing = RunListing(backend, self._known_corrupt)
 
     # ----------------------------------------------------------------- append
@@ -106,13 +94,13 @@ class Runs:
         if creating:
             # The creator's token is the meta seq; callers may leave it unset.
             claim_token = claim_token or 1
-        async with self._use(run_id) as slot:
+        async with self._handles.use(run_id) as slot:
             if creating and slot.journal is None:
                 created = await self._try_create(slot, stored)
                 if created:
                     if len(stored) > 1:
                         await self._append_locked(slot, claim_token, stored[1:])
-                    return AppendOutcome(1, 0, self._journal(slot).last_seq)
+                    return AppendOutcome(1, 0, slot.last_seq)
             return await self._append_locked(slot, claim_token, stored)
 
     def _encode_batch(self, run_id: str, batch: Sequence[records_pb2.Record]) -> list[records.StoredRecord]:
@@ -134,7 +122,7 @@ class Runs:
             stored.append(encoded)
         return stored
 
-    async def _try_create(self, slot: _Slot, stored: list[records.StoredRecord]) -> bool:
+    async def _try_create(self, slot: Slot, stored: list[records.StoredRecord]) -> bool:
         """Create the run with its meta; False when it already exists (a retry or a rival)."""
         trial = Folder()
         self._apply_new(slot.run_id, trial, stored)  # the whole batch is valid before anything is written
@@ -144,11 +132,11 @@ class Runs:
             return False
         folder = Folder()
         folder.apply_stored(stored[0])
-        self._adopt(slot, journal, folder)
+        self._handles.adopt(slot, journal, folder)
         return True
 
     async def _append_locked(
-        self, slot: _Slot, claim_token: int, stored: Sequence[records.StoredRecord]
+        self, slot: Slot, claim_token: int, stored: Sequence[records.StoredRecord]
     ) -> AppendOutcome:
         """Decide with the warm state; before refusing, catch up once with what other writers stored."""
 
@@ -177,9 +165,9 @@ class Runs:
         raise StorageUnavailableError(run_id, f"lost {MAX_WRITE_RACES} write races in a row to other replicas")
 
     async def _decide_and_write(
-        self, slot: _Slot, claim_token: int, stored: Sequence[records.StoredRecord]
+        self, slot: Slot, claim_token: int, stored: Sequence[records.StoredRecord]
     ) -> AppendOutcome:
-        journal, folder = await self._ensure_open(slot)
+        journal, folder = await self._handles.ensure_open(slot)
         last = journal.last_seq
         token_ok = claim_token == folder.claim_token
         duplicates = 0
@@ -203,37 +191,37 @@ class Runs:
         await self._write(slot, journal, folder, new)
         return AppendOutcome(stored[0].seq, duplicates, journal.last_seq)
 
-    async def _catch_up(self, slot: _Slot) -> bool:
+    async def _catch_up(self, slot: Slot) -> bool:
         """Adopt records other writers stored (never any with an exclusive writer lock); True if any."""
-        journal, folder = await self._ensure_open(slot)
+        journal, folder = await self._handles.ensure_open(slot)
         newer = await journal.refresh()
         for item in newer:
             try:
                 folder.apply_stored(item)
             except JournalRuleError as err:
-                await self._drop(slot)
+                await self._handles.drop(slot)
                 corrupt = CorruptJournalError(slot.run_id, err.detail, seq=err.seq)
                 self._known_corrupt[slot.run_id] = corrupt.message
                 raise corrupt from err
         return bool(newer)
 
-    def _check_token(self, slot: _Slot, folder: Folder, claim_token: int, token_ok: bool) -> None:
+    def _check_token(self, slot: Slot, folder: Folder, claim_token: int, token_ok: bool) -> None:
         if not token_ok:
             raise RunClaimedError(slot.run_id, claim_token, folder.claim_token, folder.claimed_by)
 
-    async def _write(self, slot: _Slot, journal: Journal, folder: Folder, new: Sequence[records.StoredRecord]) -> None:
+    async def _write(self, slot: Slot, journal: Journal, folder: Folder, new: Sequence[records.StoredRecord]) -> None:
         """Apply ``new`` to the warm state (validating it), then make it durable."""
         self._apply_new(slot.run_id, folder, new, slot=slot)
         try:
             await journal.append(new)
         except BaseException:
             # The warm state ran ahead of the store; rebuild it from the store.
-            await self._drop(slot)
+            await self._handles.drop(slot)
             raise
 
     @staticmethod
     def _apply_new(
-        run_id: str, folder: Folder, new: Sequence[records.StoredRecord], *, slot: _Slot | None = None
+        run_id: str, folder: Folder, new: Sequence[records.StoredRecord], *, slot: Slot | None = None
     ) -> None:
         """Apply incoming records; a rule violation is the client's INVALID_RECORD.
 
@@ -272,20 +260,20 @@ class Runs:
         # Gate without the lock: a refusal writes nothing and holds nothing.
         folder, cold = await self._pre_read(run_id)
         self._gate(run_id, folder, fingerprint, force)
-        async with self._use(run_id) as slot:
+        async with self._handles.use(run_id) as slot:
             return await self._racing(run_id, lambda: self._claim_locked(slot, notice, fingerprint, force, cold))
 
     async def _claim_locked(
         self,
-        slot: _Slot,
+        slot: Slot,
         notice: records_pb2.ClaimNotice,
         fingerprint: records_pb2.Fingerprint,
         force: bool,
-        cold: _ColdRead | None,
+        cold: ColdRead | None,
     ) -> ClaimOutcome:
-        await self._ensure_open(slot, cold)  # first: _catch_up would open without the cold read
+        await self._handles.ensure_open(slot, cold)  # first: _catch_up would open without the cold read
         await self._catch_up(slot)
-        journal, folder = await self._ensure_open(slot)
+        journal, folder = await self._handles.ensure_open(slot)
         report = self._gate(slot.run_id, folder, fingerprint, force)  # the run may have moved meanwhile
         claim_seq = journal.last_seq + 1
         batch = [records_pb2.Record(seq=claim_seq, claim=notice)]
@@ -352,7 +340,7 @@ class Runs:
         if conversation_from < 0:
             raise InvalidArgumentError("conversation_from", "must be 0 (everything) or a message index")
 
-        slot = self._slots.get(run_id)
+        slot = self._handles.get(run_id)
         if slot is not None and slot.journal is not None:
             async with slot.lock:
                 # Under the lock: the warm state never shows a record that is not yet durable.
@@ -369,19 +357,19 @@ class Runs:
             stored = stored[:as_of_seq]
         return self._fold(run_id, stored).state(conversation_from=conversation_from, into=into)
 
-    async def _pre_read(self, run_id: str) -> tuple[Folder, _ColdRead | None]:
+    async def _pre_read(self, run_id: str) -> tuple[Folder, ColdRead | None]:
         """The state to check a request against before taking any lock.
 
         The warm state when the server holds the run; else a cold read and fold
         without any lock, returned too so that opening the run next can reuse
         it instead of decoding and folding the journal a second time.
         """
-        slot = self._slots.get(run_id)
+        slot = self._handles.get(run_id)
         if slot is not None and slot.folder is not None and slot.journal is not None:
             return slot.folder, None
         stored = await self._load(run_id)
         folder = self._fold(run_id, stored)
-        return folder, _ColdRead(stored, folder)
+        return folder, ColdRead(stored, folder)
 
     async def _load(self, run_id: str) -> list[records.StoredRecord]:
         try:
@@ -449,12 +437,12 @@ class Runs:
             raise InvalidArgumentError(err.field.removeprefix(field_prefix), str(err)) from err
         folder, cold = await self._pre_read(run_id)
         check(run_id, tool_use_id, folder)
-        async with self._use(run_id) as slot:
+        async with self._handles.use(run_id) as slot:
 
             async def attempt() -> int:
-                await self._ensure_open(slot, cold)  # first: _catch_up would open without the cold read
+                await self._handles.ensure_open(slot, cold)  # first: _catch_up would open without the cold read
                 await self._catch_up(slot)
-                journal, folder = await self._ensure_open(slot)
+                journal, folder = await self._handles.ensure_open(slot)
                 check(run_id, tool_use_id, folder)
                 record.seq = journal.last_seq + 1
                 stored = records.encode(record, max_record_bytes=self._max_record_bytes)
@@ -507,7 +495,7 @@ class Runs:
         if from_seq < 0:
             raise InvalidArgumentError("from_seq", "must be >= 0")
         stored = await self._load(run_id)
-        slot = self._slots.get(run_id)
+        slot = self._handles.get(run_id)
         # A record being written by this server is not acknowledged yet: don't show it.
         acknowledged = slot.journal.last_seq if slot is not None and slot.journal is not None else stored[-1].seq
         for item in stored:
@@ -516,132 +504,11 @@ class Runs:
             if item.seq >= from_seq:
                 yield item
 
-    # ------------------------------------------------------------ run handles
-
-    def _use(self, run_id: str) -> _SlotUse:
-        slot = self._slots.get(run_id)
-        if slot is None:
-            slot = self._slots[run_id] = _Slot(run_id)
-        return _SlotUse(self, slot)
-
-    @staticmethod
-    def _journal(slot: _Slot) -> Journal:
-        assert slot.journal is not None
-        return slot.journal
-
-    async def _ensure_open(self, slot: _Slot, cold: _ColdRead | None = None) -> tuple[Journal, Folder]:
-        """The run's journal and warm state, opening the journal (taking its lock) if needed.
-
-        ``cold`` is a lock-free read of the run made just before: the backend
-        reuses its records where the stored bytes are unchanged, and when it
-        hands back exactly those records (nothing was written since), their
-        fold is adopted as the warm state instead of being computed again.
-        """
-        if slot.journal is not None and (slot.journal.poisoned or slot.folder is None):
-            await self._drop(slot)
-        if slot.journal is None:
-            known = cold.stored if cold is not None else ()
-            try:
-                journal, stored = await self._backend.open_journal(slot.run_id, known)
-            except CorruptJournalError as err:
-                self._known_corrupt[slot.run_id] = err.message
-                raise
-            try:
-                unchanged = cold is not None and cold.unused and _same_records(stored, cold.stored)
-                folder = cold.take() if unchanged and cold is not None else self._fold(slot.run_id, stored)
-            except BaseException:
-                await journal.close()
-                raise
-            self._adopt(slot, journal, folder)
-        assert slot.journal is not None and slot.folder is not None
-        self._open.move_to_end(slot.run_id)
-        return slot.journal, slot.folder
-
-    def _adopt(self, slot: _Slot, journal: Journal, folder: Folder) -> None:
-        slot.journal, slot.folder = journal, folder
-        self._open[slot.run_id] = None
-
-    async def _drop(self, slot: _Slot) -> None:
-        """Close the run's journal and forget its warm state (caller holds the run lock)."""
-        journal, slot.journal, slot.folder = slot.journal, None, None
-        self._open.pop(slot.run_id, None)
-        if journal is not None:
-            await journal.close()
-
-    async def _evict(self) -> None:
-        """Close the least recently used idle journals beyond the bound (file descriptors, memory)."""
-        for run_id in list(self._open):
-            if len(self._open) <= self._max_open:
-                return
-            slot = self._slots.get(run_id)
-            if slot is None or slot.users or slot.lock.locked():
-                continue
-            async with slot.lock:
-                await self._drop(slot)
-            self._forget_if_idle(slot)
-
-    def _release(self, slot: _Slot) -> None:
-        slot.users -= 1
-        self._forget_if_idle(slot)
-
-    def _forget_if_idle(self, slot: _Slot) -> None:
-        """Remove a closed, unused slot so the slot table stays as small as the open set."""
-        idle = not slot.users and slot.journal is None and not slot.lock.locked()
-        if idle and self._slots.get(slot.run_id) is slot:
-            del self._slots[slot.run_id]
+    # ------------------------------------------------------------------ close
 
     async def close(self) -> None:
         """Close every journal this server holds (releasing their locks)."""
-        for slot in list(self._slots.values()):
-            async with slot.lock:
-                await self._drop(slot)
-        self._slots.clear()
-
-
-class _ColdRead:
-    """A lock-free read of a run and its fold, offered once to the open that follows it."""
-
-    def __init__(self, stored: list[records.StoredRecord], folder: Folder) -> None:
-        self.stored = stored
-        self._folder: Folder | None = folder
-
-    @property
-    def unused(self) -> bool:
-        return self._folder is not None
-
-    def take(self) -> Folder:
-        """The fold, once: after that it may be the warm state, changed by later records."""
-        folder, self._folder = self._folder, None
-        assert folder is not None
-        return folder
-
-
-def _same_records(opened: Sequence[records.StoredRecord], read: Sequence[records.StoredRecord]) -> bool:
-    """True when the backend handed back the very records of the earlier read (bytes verified by it)."""
-    return len(opened) == len(read) and all(a is b for a, b in zip(opened, read, strict=True))
-
-
-class _SlotUse:
-    """Pins a run's slot and holds its lock for one operation."""
-
-    def __init__(self, runs: Runs, slot: _Slot) -> None:
-        self._runs = runs
-        self._slot = slot
-
-    async def __aenter__(self) -> _Slot:
-        self._slot.users += 1
-        try:
-            await self._slot.lock.acquire()
-        except BaseException:
-            self._runs._release(self._slot)
-            raise
-        return self._slot
-
-    async def __aexit__(self, *exc: object) -> None:
-        self._slot.lock.release()
-        self._runs._release(self._slot)
-        if len(self._runs._open) > self._runs._max_open:
-            await self._runs._evict()
+        await self._handles.close()
 
 
 def resume_reminder(state: state_pb2.RunState) -> str:

@@ -1,0 +1,180 @@
+"""The runs a server holds: one lock per run, its open journal and its warm state, bounded.
+
+A ``Slot`` is created on first use of a run and pinned while an operation
+uses it. While the server holds the run, the slot keeps the journal open (on
+the file backend: its flock) and the folded state warm. At most
+``max_open`` journals stay open: beyond that the least recently used idle
+ones are closed, so 10,000 runs touched in turn do not exhaust file
+descriptors or memory. There is no lock shared between runs: the slot table
+is only touched between awaits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from collections.abc import Callable, MutableMapping, Sequence
+from dataclasses import dataclass, field
+
+from runjournal_server import records
+from runjournal_server.backends.base import Backend, Journal
+from runjournal_server.errors import CorruptJournalError
+from runjournal_server.fold import Folder
+
+FoldStored = Callable[[str, Sequence[records.StoredRecord]], Folder]
+
+
+@dataclass
+class Slot:
+    """A run's lock and, while the server holds the run, its journal and warm state."""
+
+    run_id: str
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    journal: Journal | None = None
+    folder: Folder | None = None
+    users: int = 0
+
+    @property
+    def last_seq(self) -> int:
+        assert self.journal is not None
+        return self.journal.last_seq
+
+
+class ColdRead:
+    """A lock-free read of a run and its fold, offered once to the open that follows it."""
+
+    def __init__(self, stored: list[records.StoredRecord], folder: Folder) -> None:
+        self.stored = stored
+        self._folder: Folder | None = folder
+
+    @property
+    def unused(self) -> bool:
+        return self._folder is not None
+
+    def take(self) -> Folder:
+        """The fold, once: after that it may be the warm state, changed by later records."""
+        folder, self._folder = self._folder, None
+        assert folder is not None
+        return folder
+
+
+class RunHandles:
+    """The slot table and the bounded set of open journals."""
+
+    def __init__(
+        self, backend: Backend, *, max_open: int, fold: FoldStored, known_corrupt: MutableMapping[str, str]
+    ) -> None:
+        self._backend = backend
+        self._max_open = max(1, max_open)
+        self._fold = fold  # runs.py's fold: a rule broken by stored records is remembered as corruption
+        self._known_corrupt = known_corrupt
+        self._slots: dict[str, Slot] = {}
+        self._open: OrderedDict[str, None] = OrderedDict()
+
+    def get(self, run_id: str) -> Slot | None:
+        """The run's slot if it has one (for reads of warm state; never creates one)."""
+        return self._slots.get(run_id)
+
+    def use(self, run_id: str) -> SlotUse:
+        """Pin the run's slot and hold its lock: ``async with handles.use(run_id) as slot``."""
+        slot = self._slots.get(run_id)
+        if slot is None:
+            slot = self._slots[run_id] = Slot(run_id)
+        return SlotUse(self, slot)
+
+    async def ensure_open(self, slot: Slot, cold: ColdRead | None = None) -> tuple[Journal, Folder]:
+        """The run's journal and warm state, opening the journal (taking its lock) if needed.
+
+        ``cold`` is a lock-free read of the run made just before: the backend
+        reuses its records where the stored bytes are unchanged, and when it
+        hands back exactly those records (nothing was written since), their
+        fold is adopted as the warm state instead of being computed again.
+        """
+        if slot.journal is not None and (slot.journal.poisoned or slot.folder is None):
+            await self.drop(slot)
+        if slot.journal is None:
+            known = cold.stored if cold is not None else ()
+            try:
+                journal, stored = await self._backend.open_journal(slot.run_id, known)
+            except CorruptJournalError as err:
+                self._known_corrupt[slot.run_id] = err.message
+                raise
+            try:
+                unchanged = cold is not None and cold.unused and same_records(stored, cold.stored)
+                folder = cold.take() if unchanged and cold is not None else self._fold(slot.run_id, stored)
+            except BaseException:
+                await journal.close()
+                raise
+            self.adopt(slot, journal, folder)
+        assert slot.journal is not None and slot.folder is not None
+        self._open.move_to_end(slot.run_id)
+        return slot.journal, slot.folder
+
+    def adopt(self, slot: Slot, journal: Journal, folder: Folder) -> None:
+        slot.journal, slot.folder = journal, folder
+        self._open[slot.run_id] = None
+
+    async def drop(self, slot: Slot) -> None:
+        """Close the run's journal and forget its warm state (caller holds the run lock)."""
+        journal, slot.journal, slot.folder = slot.journal, None, None
+        self._open.pop(slot.run_id, None)
+        if journal is not None:
+            await journal.close()
+
+    async def evict_beyond_bound(self) -> None:
+        """Close the least recently used idle journals beyond the bound (file descriptors, memory)."""
+        if len(self._open) <= self._max_open:
+            return
+        for run_id in list(self._open):
+            if len(self._open) <= self._max_open:
+                return
+            slot = self._slots.get(run_id)
+            if slot is None or slot.users or slot.lock.locked():
+                continue
+            async with slot.lock:
+                await self.drop(slot)
+            self._forget_if_idle(slot)
+
+    def release(self, slot: Slot) -> None:
+        slot.users -= 1
+        self._forget_if_idle(slot)
+
+    def _forget_if_idle(self, slot: Slot) -> None:
+        """Remove a closed, unused slot so the slot table stays as small as the open set."""
+        idle = not slot.users and slot.journal is None and not slot.lock.locked()
+        if idle and self._slots.get(slot.run_id) is slot:
+            del self._slots[slot.run_id]
+
+    async def close(self) -> None:
+        """Close every journal this server holds (releasing their locks)."""
+        for slot in list(self._slots.values()):
+            async with slot.lock:
+                await self.drop(slot)
+        self._slots.clear()
+
+
+def same_records(opened: Sequence[records.StoredRecord], read: Sequence[records.StoredRecord]) -> bool:
+    """True when the backend handed back the very records of the earlier read (bytes verified by it)."""
+    return len(opened) == len(read) and all(a is b for a, b in zip(opened, read, strict=True))
+
+
+class SlotUse:
+    """Pins a run's slot and holds its lock for one operation."""
+
+    def __init__(self, handles: RunHandles, slot: Slot) -> None:
+        self._handles = handles
+        self._slot = slot
+
+    async def __aenter__(self) -> Slot:
+        self._slot.users += 1
+        try:
+            await self._slot.lock.acquire()
+        except BaseException:
+            self._handles.release(self._slot)
+            raise
+        return self._slot
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._slot.lock.release()
+        self._handles.release(self._slot)
+        await self._handles.evict_beyond_bound()
