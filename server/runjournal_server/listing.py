@@ -152,12 +152,12 @@ class RunListing:
 
     async def _cache_meta(self, run_id: str) -> None:
         try:
-            ends = await self._backend.ends(run_id, is_inert)
+            stored = await self._backend.meta(run_id)
         except JournalError:
             return  # listed from its summary, sorted last; retried next time
-        if ends.meta.record is None:
+        if stored.record is None or stored.record.WhichOneof("payload") != "meta":
             return
-        meta = ends.meta.record.meta
+        meta = stored.record.meta
         self._meta_cache[run_id] = _MetaInfo(
             sort_key=(meta.created_at.seconds, meta.created_at.nanos, run_id),
             labels=dict(meta.labels),

@@ -133,6 +133,8 @@ async def test_a_created_run_reads_back_as_its_meta(harness: Harness) -> None:
     await journal.close()
     reopened, found = await harness.backend.open_journal(RUN)
     assert (reopened.last_seq, lines(found)) == (1, [meta().line])
+    await reopened.append(turns(2, 4))
+    assert (await harness.backend.meta(RUN)).line == meta().line  # the first record alone, however long the run
     await reopened.close()
 
 
@@ -212,6 +214,8 @@ async def test_a_missing_run_is_not_found(harness: Harness) -> None:
         await harness.backend.open_journal("nobody")
     with pytest.raises(RunNotFoundError):
         await harness.backend.ends("nobody", is_inert)
+    with pytest.raises(RunNotFoundError):
+        await harness.backend.meta("nobody")
 
 
 async def test_creation_refuses_an_existing_run_and_leaves_it_alone(harness: Harness) -> None:

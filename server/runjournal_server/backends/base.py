@@ -164,6 +164,14 @@ class Backend(abc.ABC):
         ``RunNotFoundError`` or ``CorruptJournalError``.
         """
 
+    async def meta(self, run_id: str) -> StoredRecord:
+        """The run's meta record (seq 1) alone: what the listing caches to order runs.
+
+        This default reads the ends; a backend that can read the first record
+        alone overrides it. Raises ``RunNotFoundError`` or ``CorruptJournalError``.
+        """
+        return (await self.ends(run_id, lambda _: False)).meta
+
     async def tail(self, run_id: str, is_start: Callable[[StoredRecord], bool]) -> list[StoredRecord]:
         """The records from the last one for which ``is_start`` holds (or the meta) to the end.
 

@@ -493,6 +493,13 @@ class JetStreamBackend(Backend):
                     return RunEnds(meta=meta, last_significant=stored, last_seq=last_seq)
         raise AssertionError("the backward walk always reaches the meta")
 
+    async def meta(self, run_id: str) -> StoredRecord:
+        """The record on the run's meta subject alone."""
+        (message,) = await self._read(run_id, [self._layout.subject(run_id, 1)])
+        if message is None:
+            raise RunNotFoundError(run_id)
+        return self._decode(run_id, 1, message)
+
     async def tail(self, run_id: str, is_start: Callable[[StoredRecord], bool]) -> list[StoredRecord]:
         """The records from the last one for which ``is_start`` holds (or the meta) to the end."""
         found: list[StoredRecord] = []
