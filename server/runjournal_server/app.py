@@ -23,8 +23,10 @@ from runjournal_server.tasks import Tasks
 
 log = logging.getLogger("runjournal")
 
-SERVICE_NAME = journal_service_pb2.DESCRIPTOR.services_by_name["JournalService"].full_name
-TASK_SERVICE_NAME = task_service_pb2.DESCRIPTOR.services_by_name["TaskService"].full_name
+JOURNAL_SERVICE = journal_service_pb2.DESCRIPTOR.services_by_name["JournalService"]
+TASK_SERVICE = task_service_pb2.DESCRIPTOR.services_by_name["TaskService"]
+SERVICE_NAME = JOURNAL_SERVICE.full_name
+TASK_SERVICE_NAME = TASK_SERVICE.full_name
 
 
 class ServerStartError(RuntimeError):
@@ -80,10 +82,8 @@ async def serve(config: Config, *, on_ready: Callable[[str], None] | None = None
         raise ServerStartError(f"the {config.backend} backend cannot start: {err}") from err
     runs = Runs(backend, max_record_bytes=config.max_record_bytes, max_open_journals=config.max_open_journals)
     server = grpc.aio.server(options=grpc_options(config))
-    journal_service = journal_service_pb2.DESCRIPTOR.services_by_name["JournalService"]
-    add_to_server(JournalServicer(runs, tokens), journal_service, server)
-    tasks = Tasks(backend.task_store())
-    add_to_server(TaskServicer(tasks, tokens), task_service_pb2.DESCRIPTOR.services_by_name["TaskService"], server)
+    add_to_server(JournalServicer(runs, tokens), JOURNAL_SERVICE, server)
+    add_to_server(TaskServicer(Tasks(backend.task_store()), tokens), TASK_SERVICE, server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     services = (SERVICE_NAME, TASK_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
@@ -92,6 +92,7 @@ async def serve(config: Config, *, on_ready: Callable[[str], None] | None = None
         port = _add_port(server, config)
     except RuntimeError as err:
         await backend.close()
+        executor.shutdown(wait=False)
         raise ServerStartError(f"cannot listen on {config.listen}: {err}") from err
     await server.start()
     address = f"{config.listen.rpartition(':')[0]}:{port}"
