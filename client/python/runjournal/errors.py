@@ -89,6 +89,11 @@ class RunJournalError(Exception):
         return self.metadata.get("task_id")
 
     @property
+    def tool_use_id(self) -> str | None:
+        """The tool call the error is about, when the server named one."""
+        return self.metadata.get("tool_use_id")
+
+    @property
     def index(self) -> int | None:
         """For ``append_batch``: the position of the refused record in the batch."""
         return self._int("index")
@@ -254,19 +259,11 @@ class AlreadyAnsweredError(RunJournalError):
     def answered_at_seq(self) -> int | None:
         return self._int("answered_at_seq")
 
-    @property
-    def tool_use_id(self) -> str | None:
-        return self.metadata.get("tool_use_id")
-
 
 class NotDeferredError(RunJournalError):
     """NOT_DEFERRED: the call was never deferred, so it takes no answer."""
 
     REASON = "NOT_DEFERRED"
-
-    @property
-    def tool_use_id(self) -> str | None:
-        return self.metadata.get("tool_use_id")
 
 
 class AlreadyDecidedError(RunJournalError):
@@ -278,19 +275,11 @@ class AlreadyDecidedError(RunJournalError):
     def decided_at_seq(self) -> int | None:
         return self._int("decided_at_seq")
 
-    @property
-    def tool_use_id(self) -> str | None:
-        return self.metadata.get("tool_use_id")
-
 
 class CallNotPendingError(RunJournalError):
     """CALL_NOT_PENDING: the call is not in the run's pending batch, so it cannot be decided."""
 
     REASON = "CALL_NOT_PENDING"
-
-    @property
-    def tool_use_id(self) -> str | None:
-        return self.metadata.get("tool_use_id")
 
 
 class TaskNotFoundError(RunJournalError):
