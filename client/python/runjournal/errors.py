@@ -89,6 +89,16 @@ class RunJournalError(Exception):
         return self.metadata.get("task_id")
 
     @property
+    def seq(self) -> int | None:
+        """The seq the error is about (the refused record, or the damage), when the server named one."""
+        return self._int("seq")
+
+    @property
+    def last_seq(self) -> int | None:
+        """The journal's last seq when the error was decided, when the server named it."""
+        return self._int("last_seq")
+
+    @property
     def tool_use_id(self) -> str | None:
         """The tool call the error is about, when the server named one."""
         return self.metadata.get("tool_use_id")
@@ -121,10 +131,6 @@ class InvalidRecordError(RunJournalError):
     def field(self) -> str | None:
         return self.metadata.get("field")
 
-    @property
-    def seq(self) -> int | None:
-        return self._int("seq")
-
 
 class RecordTooLargeError(RunJournalError):
     """RECORD_TOO_LARGE: the encoded record exceeds the server's maximum record size."""
@@ -139,10 +145,6 @@ class RecordTooLargeError(RunJournalError):
     def limit(self) -> int | None:
         return self._int("limit")
 
-    @property
-    def seq(self) -> int | None:
-        return self._int("seq")
-
 
 class RunNotFoundError(RunJournalError):
     """RUN_NOT_FOUND: no journal exists for the run id."""
@@ -155,37 +157,17 @@ class RunExistsError(RunJournalError):
 
     REASON = "RUN_EXISTS"
 
-    @property
-    def last_seq(self) -> int | None:
-        return self._int("last_seq")
-
 
 class SeqGapError(RunJournalError):
     """SEQ_GAP: the record's seq is beyond ``last_seq + 1``."""
 
     REASON = "SEQ_GAP"
 
-    @property
-    def seq(self) -> int | None:
-        return self._int("seq")
-
-    @property
-    def last_seq(self) -> int | None:
-        return self._int("last_seq")
-
 
 class SeqConflictError(RunJournalError):
     """SEQ_CONFLICT: a different record is already stored at the seq."""
 
     REASON = "SEQ_CONFLICT"
-
-    @property
-    def seq(self) -> int | None:
-        return self._int("seq")
-
-    @property
-    def last_seq(self) -> int | None:
-        return self._int("last_seq")
 
 
 class RunClaimedError(RunJournalError):
@@ -233,10 +215,6 @@ class CorruptJournalError(RunJournalError):
     @property
     def line(self) -> int | None:
         return self._int("line")
-
-    @property
-    def seq(self) -> int | None:
-        return self._int("seq")
 
 
 class ResumeRefusedError(RunJournalError):
