@@ -10,7 +10,9 @@ The promises:
 
 * ``Journal.append`` is durable before it returns (file: written and fsynced;
   JetStream: acked with ``sync_interval: always``), and all-or-nothing for the
-  lines it is given. ``Journal.last_seq`` advances only after that, so a failed
+  lines it is given, across a crash too: a batch the process died in the
+  middle of is never read back in part (file: a batch intent the readers
+  honour; JetStream: one atomic batch). ``Journal.last_seq`` advances only after that, so a failed
   or torn write is re-appended at the same seq instead of being lost.
 * After a failed append the journal is exactly as it was before the call
   (truncated back), or the handle is ``poisoned`` and must be closed and opened
@@ -36,7 +38,7 @@ The promises:
 from __future__ import annotations
 
 import abc
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from runjournal_server.records import StoredRecord
@@ -115,6 +117,13 @@ class Backend(abc.ABC):
 
     name: str
 
+    shared_writers: bool = False
+    """True where several server replicas may write one run (JetStream): a
+    record in the store that this replica did not write is acknowledged by
+    another. False where the writer lock is exclusive (files): there, a record
+    past the holder's ``last_seq`` is one being written right now, not yet
+    acknowledged, and readers must not show it."""
+
     health_listener: Callable[[bool], Awaitable[None]] | None = None
     """Told when the store becomes unreachable (False) or reachable again (True),
     so the server's health check routes traffic away meanwhile. A local store
@@ -129,12 +138,15 @@ class Backend(abc.ABC):
         """Close every open journal (releasing their locks) and the store."""
 
     @abc.abstractmethod
-    async def create_journal(self, run_id: str, meta: StoredRecord) -> Journal:
-        """Create the run with its meta record, exclusively, durably.
+    async def create_journal(self, run_id: str, meta: StoredRecord, rest: Sequence[StoredRecord] = ()) -> Journal:
+        """Create the run with its meta record and ``rest`` (seqs 2, 3, ...), exclusively, durably, all or nothing.
 
-        Raises ``RunExistsError`` when a journal with a complete record already
-        exists (the caller then checks whether it is the same meta, a retry),
-        and ``RunLockedError`` when another process holds the run.
+        A creation batch is atomic like any other batch: after a crash or a
+        failed write the run has all of it or does not exist (never a listed
+        run with only its meta). Raises ``RunExistsError`` when a journal with
+        a complete record already exists (the caller then checks whether it is
+        the same meta, a retry), and ``RunLockedError`` when another process
+        holds the run.
         """
 
     @abc.abstractmethod
@@ -171,6 +183,21 @@ class Backend(abc.ABC):
         alone overrides it. Raises ``RunNotFoundError`` or ``CorruptJournalError``.
         """
         return (await self.ends(run_id, lambda _: False)).meta
+
+    async def stream(self, run_id: str, from_seq: int) -> AsyncIterator[StoredRecord]:
+        """The stored records with seq >= ``from_seq``, in order, read from the store a bounded chunk at a time.
+
+        For Read and Watch: memory held per stream is one chunk, whatever the
+        run's size, and the consumer's pace (gRPC flow control) decides when
+        the next chunk is read. A batch that is not complete in the store is
+        never yielded. This default reads the whole journal; every real
+        backend overrides it. Raises ``RunNotFoundError`` or
+        ``CorruptJournalError`` (possibly after yielding the records before
+        the damage).
+        """
+        for stored in await self.load(run_id):
+            if stored.seq >= from_seq:
+                yield stored
 
     async def tail(self, run_id: str, is_start: Callable[[StoredRecord], bool]) -> list[StoredRecord]:
         """The records from the last one for which ``is_start`` holds (or the meta) to the end.
