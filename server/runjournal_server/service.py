@@ -20,11 +20,13 @@ from google.protobuf.message_factory import GetMessageClass
 
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc as pb_grpc
+from runjournal.v1 import records_pb2
 from runjournal.v1 import task_service_pb2 as tpb
 from runjournal.v1 import task_service_pb2_grpc as tpb_grpc
 from runjournal_server.auth import UNRESTRICTED, Access, TokenTable
 from runjournal_server.errors import InvalidArgumentError, JournalError
 from runjournal_server.listing import RunFilter
+from runjournal_server.records import StoredRecord
 from runjournal_server.runs import Runs
 from runjournal_server.status import to_status
 from runjournal_server.tasks import Tasks
@@ -211,12 +213,25 @@ class JournalServicer(_Authorizing, pb_grpc.JournalServiceServicer):
         try:
             self.authorize(request, context)
             async for stored in self._runs.read(request.run_id, request.from_seq):
-                yield pb.ReadResponse(record=stored.record, stored_line=stored.line)
+                yield _read_item(stored)
         except JournalError as err:
             await context.abort_with_status(to_status(err))
         except Exception:
             log.exception("unexpected failure in Read")
             await context.abort(grpc.StatusCode.INTERNAL, "internal error; see the server log")
+
+
+def _read_item(stored: StoredRecord) -> pb.ReadResponse:
+    """One Read item; ``seq`` always set, so a reader can resume after any record.
+
+    A record of a kind this server does not know decodes to no message: it is
+    sent with only its seq and optional flag (its stored line holds the rest),
+    never as an empty record at seq 0 that a resuming client would misplace.
+    """
+    record = stored.record
+    if record is None:
+        record = records_pb2.Record(seq=stored.seq, optional=stored.optional)
+    return pb.ReadResponse(seq=stored.seq, record=record, stored_line=stored.line)
 
 
 class TaskServicer(_Authorizing, tpb_grpc.TaskServiceServicer):

@@ -194,6 +194,21 @@ def read_request(run_id: str, from_seq: int) -> journal_service_pb2.ReadRequest:
     return journal_service_pb2.ReadRequest(run_id=run_id, from_seq=from_seq)
 
 
+def read_item(response: journal_service_pb2.ReadResponse) -> tuple[int, records_pb2.Record, bytes]:
+    """A Read item's seq, its record (placed at that seq) and its stored line.
+
+    The seq comes from ``response.seq``: a record of a kind the server cannot
+    decode may arrive without its own seq, and resuming from ``record.seq``
+    would repeat the run from the start. ``record.seq`` stands in only for a
+    server older than the ``seq`` field.
+    """
+    seq = response.seq or response.record.seq
+    record = response.record
+    if not record.seq:
+        record.seq = seq
+    return seq, record, response.stored_line
+
+
 # --- tasks --------------------------------------------------------------------
 
 

@@ -308,8 +308,9 @@ class AsyncJournalClient(_AsyncClient):
             )
             try:
                 async for response in call:
-                    next_seq = response.record.seq + 1
-                    yield response.record, response.stored_line
+                    seq, record, line = _common.read_item(response)
+                    next_seq = seq + 1
+                    yield record, line
                 return
             except grpc.RpcError as err:
                 delay = attempts.delay_after(err)

@@ -174,9 +174,11 @@ class ReadRequest(_message.Message):
     def __init__(self, run_id: _Optional[str] = ..., from_seq: _Optional[int] = ...) -> None: ...
 
 class ReadResponse(_message.Message):
-    __slots__ = ("record", "stored_line")
+    __slots__ = ("record", "stored_line", "seq")
     RECORD_FIELD_NUMBER: _ClassVar[int]
     STORED_LINE_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
     record: _records_pb2.Record
     stored_line: bytes
-    def __init__(self, record: _Optional[_Union[_records_pb2.Record, _Mapping]] = ..., stored_line: _Optional[bytes] = ...) -> None: ...
+    seq: int
+    def __init__(self, record: _Optional[_Union[_records_pb2.Record, _Mapping]] = ..., stored_line: _Optional[bytes] = ..., seq: _Optional[int] = ...) -> None: ...

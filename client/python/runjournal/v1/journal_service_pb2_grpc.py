@@ -178,7 +178,8 @@ class JournalServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Read(self, request, context):
-        """Streams a run's stored records from a seq, with their stored bytes.
+        """Streams a run's stored records from a seq, with their stored bytes, in
+        seq order; every item carries its `seq`.
 
         Only acknowledged records are sent. Errors: INVALID_ARGUMENT,
         RUN_NOT_FOUND, CORRUPT_JOURNAL (nothing is sent for a damaged journal).
