@@ -30,6 +30,8 @@ from nats.aio.client import Client
 API_PREFIX = "$JS.API"
 READ_CONCURRENCY = 64
 """Reads in flight at once for one caller: well under the server's API queue limit."""
+_PAST_EVERY_PAGE = 1 << 62
+"""A stream-info page offset past any subject list: the reply then carries the total and no names."""
 ERR_NO_MESSAGE = 10037
 ERR_STREAM_NOT_FOUND = 10059
 ERR_STREAM_NAME_IN_USE = 10058
@@ -162,6 +164,30 @@ class JetStreamApi:
                 return await self.get_last(subject)
 
         return list(await asyncio.gather(*(one(subject) for subject in subjects)))
+
+    async def get_next(self, subject: str, from_stream_seq: int) -> StoredMessage | None:
+        """The first message on ``subject`` (a wildcard is allowed) at or after ``from_stream_seq``; None if none.
+
+        From the stream leader, like ``get_last``.
+        """
+        try:
+            reply = await self._api(f"STREAM.MSG.GET.{self.stream}", {"next_by_subj": subject, "seq": from_stream_seq})
+        except ApiError as err:
+            if err.err_code == ERR_NO_MESSAGE:
+                return None
+            raise
+        return _stored_message(reply.get("message") or {})
+
+    async def subject_count(self, subjects_filter: str) -> int:
+        """How many subjects matching the filter hold a message, without listing them.
+
+        The info API pages subject names; asking for a page past the last
+        returns the total alone, so the reply stays small whatever the count.
+        """
+        info = await self._api(
+            f"STREAM.INFO.{self.stream}", {"subjects_filter": subjects_filter, "offset": _PAST_EVERY_PAGE}
+        )
+        return int(info.get("total") or 0)
 
     async def subjects(self, subjects_filter: str) -> list[str]:
         """Every subject matching the filter that holds a message, across the info API's pages."""

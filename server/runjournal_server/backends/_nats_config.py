@@ -13,12 +13,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runjournal_server.backends.base import BackendStartError
+from runjournal_server.records import DEFAULT_MAX_RECORD_BYTES
 
 MIN_SERVER_VERSION = (2, 12, 3)
 """Atomic batch publish, the last-subject-sequence fence on another subject, and their fixes."""
 HEADER_ALLOWANCE_BYTES = 1024
 """Room for our headers (message id, fence, batch, expected stream) on top of a maximal record."""
 MAX_ATOMIC_BATCH = 1000
+MIN_RECORD_BYTES = 64 * 1024
+"""Below this a derived record limit would refuse ordinary assistant turns: refuse to start instead."""
 """The server's limit on messages in one atomic batch."""
 
 _VERSION = re.compile(r"v?(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?")
@@ -48,6 +51,27 @@ def check_server_version(text: str) -> None:
             f"the NATS server is version {text}; the JetStream backend needs nats-server {minimum} or newer "
             "(atomic batch publish and the fixes it depends on): upgrade the server"
         )
+
+
+def record_limit(max_payload: int, configured: int | None) -> int:
+    """The largest record the backend takes from a server accepting messages of ``max_payload`` bytes.
+
+    A limit the user set is kept, and refused at start when the server cannot
+    carry it (lowering it silently would refuse records the user was promised).
+    Unset, it is the default capped by what the server carries, so a
+    nats-server with its default ``max_payload`` (1 MiB) works out of the box
+    with records a header allowance smaller than 1 MiB.
+    """
+    if configured is not None:
+        check_max_payload(max_payload, configured)
+        return configured
+    room = max_payload - HEADER_ALLOWANCE_BYTES
+    if room < MIN_RECORD_BYTES:
+        raise StreamConfigError(
+            f"the NATS server accepts messages of at most {max_payload} bytes (max_payload), too small for run "
+            f"records: set max_payload to at least 1MB in the nats-server configuration"
+        )
+    return min(DEFAULT_MAX_RECORD_BYTES, room)
 
 
 def check_max_payload(max_payload: int, max_record_bytes: int) -> None:

@@ -36,8 +36,9 @@ from runjournal_server.backends._nats_api import (
     is_taken,
 )
 from runjournal_server.backends.base import TaskStore
-from runjournal_server.errors import StorageFullError, StorageUnavailableError
+from runjournal_server.errors import InvalidArgumentError, StorageFullError, StorageUnavailableError
 from runjournal_server.ids import is_valid_run_id
+from runjournal_server.tasks import MAX_TASK_DOCUMENT_BYTES
 
 TASKS_TOKEN = "_tasks"
 REQUEST = "request"
@@ -47,9 +48,12 @@ OUTCOME = "outcome"
 class JetStreamTaskStore(TaskStore):
     """Task documents in the journal stream; ``api`` gives the started backend's API client."""
 
-    def __init__(self, api: Callable[[], JetStreamApi], prefix: str) -> None:
+    def __init__(
+        self, api: Callable[[], JetStreamApi], prefix: str, max_document_bytes: Callable[[], int] | None = None
+    ) -> None:
         self._api = api
         self._prefix = prefix
+        self._max_document_bytes = max_document_bytes or (lambda: MAX_TASK_DOCUMENT_BYTES)
 
     async def create_request(self, task_id: str, body: bytes) -> bytes | None:
         return await self._create(task_id, REQUEST, body)
@@ -79,6 +83,7 @@ class JetStreamTaskStore(TaskStore):
         call's timestamp) mean our write landed.
         """
         subject = self._subject(task_id, kind)
+        self._check_size(task_id, kind, body)
         msg_id = f"task/{task_id}/{kind}/{hashlib.sha256(body).hexdigest()[:32]}"
         headers = {
             HEADER_MSG_ID: msg_id,
@@ -110,6 +115,16 @@ class JetStreamTaskStore(TaskStore):
                 task_id, f"the stream took the {kind} for a duplicate of a removed one", what="task"
             )
         return None
+
+    def _check_size(self, task_id: str, kind: str, body: bytes) -> None:
+        # tasks.py refuses documents over its own limit; a NATS server with a
+        # smaller max_payload carries less, and the publish would fail as
+        # STORAGE_UNAVAILABLE, which a retry never fixes: say why instead.
+        limit = self._max_document_bytes()
+        if len(body) > limit:
+            raise InvalidArgumentError(
+                kind, f"is {len(body)} bytes; this NATS server (max_payload) stores task documents of at most {limit}"
+            )
 
     def _subject(self, task_id: str, kind: str) -> str:
         if not is_valid_run_id(task_id):  # never build a subject from an unchecked id

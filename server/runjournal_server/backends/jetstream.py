@@ -30,7 +30,7 @@ import logging
 import re
 import ssl
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,16 +51,18 @@ from runjournal_server.backends._nats_api import (
     NoAnswerError,
     NotDeliveredError,
     Outgoing,
+    PubAck,
     StoredMessage,
     is_full,
     is_taken,
 )
 from runjournal_server.backends._nats_config import (
+    HEADER_ALLOWANCE_BYTES,
     MAX_ATOMIC_BATCH,
     StreamConfigError,
-    check_max_payload,
     check_server_version,
     format_problems,
+    record_limit,
     stream_config,
     stream_problems,
     validate_stream_name,
@@ -93,6 +95,9 @@ REFRESH_WINDOW_MAX = 64
 """``refresh`` reads 1 subject, then 4, 16, 64 at a time: one read when nothing is new."""
 WALK_BACK_WINDOW = 8
 """``ends`` and ``tail`` read this many records at a time backward from the end."""
+STREAM_WINDOW_MAX = 64
+STREAM_WINDOW_BYTES = 1 << 20
+"""``stream`` holds about this much of a run at a time (one record at least, if it is larger)."""
 _SEQ_TOKEN = re.compile(r"[1-9][0-9]*")
 
 
@@ -151,6 +156,53 @@ def _is_ours(message: StoredMessage | None, run_id: str, stored: StoredRecord) -
     return message is not None and message.data == stored.line and message.msg_id in (None, message_id(run_id, stored))
 
 
+def _check_seqs(run_id: str, batch: Sequence[StoredRecord], first: int) -> None:
+    """Refuse a batch runs.py should never send: too long for one atomic batch, or not ``first, first + 1, ...``."""
+    if len(batch) > MAX_ATOMIC_BATCH:
+        raise ValueError(f"run {run_id!r}: at most {MAX_ATOMIC_BATCH} records per append, got {len(batch)}")
+    for index, stored in enumerate(batch):
+        if stored.seq != first + index:
+            raise ValueError(f"run {run_id!r}: expected seq {first + index}, got {stored.seq}")
+
+
+def _next_window(window: int, held_bytes: int) -> int:
+    """The next ``stream`` window: as many records as the last ones' size says fit ``STREAM_WINDOW_BYTES``."""
+    average = max(held_bytes // window, 1)
+    return max(1, min(STREAM_WINDOW_MAX, window * 4, STREAM_WINDOW_BYTES // average))
+
+
+def _not_a_record(subject: str) -> str:
+    return f"the stream holds a message on {subject!r}, not a record subject (published outside runjournal)"
+
+
+def _subject_problem(
+    layout: _Layout, run_id: str, subjects: Sequence[str], top: int, top_subject: str
+) -> tuple[str, int | None] | None:
+    """What is wrong with a run's subjects whose last record is ``top`` (on ``top_subject``), with its seq.
+
+    A healthy run holds exactly the subjects of seqs 1..top. A malformed
+    subject is reported first, then a record subject above ``top`` (stored
+    before the last record, so not by runjournal), then the first seq
+    missing below it.
+    """
+    seqs = {subject: layout.seq_of(run_id, subject) for subject in subjects}
+    for subject, seq in sorted(seqs.items()):
+        if seq is None:
+            return _not_a_record(subject), None
+    for subject, seq in sorted(seqs.items(), key=lambda item: item[1] or 0):
+        if seq is not None and seq > top:
+            return (
+                f"the stream holds a message on {subject!r} stored before the run's last record (seq {top}): "
+                "published outside runjournal",
+                seq,
+            )
+    present = set(seqs.values())
+    missing = next((seq for seq in range(1, top) if seq not in present), None)
+    if missing is not None:
+        return f"seq {missing} is missing, but the stream holds a later message on {top_subject!r}", missing
+    return None
+
+
 # ---------------------------------------------------------------- journals
 
 
@@ -188,22 +240,44 @@ class JetStreamJournal(Journal):
             await self._write(batch)
 
     async def refresh(self) -> list[StoredRecord]:
-        """Read the subjects after ``last_seq`` until one is empty; adopt what is there, all or nothing."""
+        """Adopt what other writers stored after our tail, all or nothing; a stray message there is corruption.
+
+        The first message of the run's subjects stored after our tail (one
+        lookup when nothing is new) must be record ``last_seq + 1``; the
+        records after it are read by exact subject (1, then 4, 16, 64 at a
+        time) until one is empty, and the lookup is repeated from the new
+        tail, so a message published on a gap or malformed subject after
+        them is reported instead of waiting to collide with a later append.
+        A stray stored *before* our tail is the full reads' to find
+        (``_last``); refresh stays one lookup.
+        """
         async with self._mutex:
             self._check_open()
             found: list[tuple[StoredRecord, StoredMessage]] = []
-            window = 1
-            while True:
-                first = self._last_seq + len(found) + 1
-                seqs = range(first, first + window)
-                messages = await self._backend._read(self.run_id, [self._subject(seq) for seq in seqs])
-                for seq, message in zip(seqs, messages, strict=True):
-                    if message is None:
-                        if found:
-                            self._advance(found[-1][0].seq, found[-1][1].stream_seq)
-                        return [stored for stored, _ in found]
-                    found.append((self._backend._decode(self.run_id, seq, message), message))
-                window = min(window * 4, REFRESH_WINDOW_MAX)
+            after = self._tail.stream_seq
+            while (following := await self._backend._next(self.run_id, after)) is not None:
+                expected = self._last_seq + len(found) + 1
+                if following.subject != self._subject(expected):
+                    raise self._backend._stray_error(self.run_id, following.subject, expected)
+                found.extend(await self._forward(expected, following))
+                after = found[-1][1].stream_seq
+            if found:
+                self._advance(found[-1][0].seq, found[-1][1].stream_seq)
+            return [stored for stored, _ in found]
+
+    async def _forward(self, seq: int, message: StoredMessage) -> list[tuple[StoredRecord, StoredMessage]]:
+        """Record ``seq`` (its message in hand) and those after it, up to the first empty subject."""
+        found = [(self._backend._decode(self.run_id, seq, message), message)]
+        window = 4
+        while True:
+            first = seq + len(found)
+            seqs = range(first, first + window)
+            messages = await self._backend._read(self.run_id, [self._subject(seq) for seq in seqs])
+            for at, later in zip(seqs, messages, strict=True):
+                if later is None:
+                    return found
+                found.append((self._backend._decode(self.run_id, at, later), later))
+            window = min(window * 4, REFRESH_WINDOW_MAX)
 
     async def stored_line(self, seq: int) -> StoredRecord:
         self._check_open()
@@ -239,13 +313,13 @@ class JetStreamJournal(Journal):
         except NotDeliveredError as err:
             raise StorageUnavailableError(self.run_id, f"appending seq {first}: {err}") from err
         except NoAnswerError as err:
-            await self._settle(batch, f"appending seq {first} got no ack ({err})", None)
+            await self._settle(batch, f"appending seq {first} got no ack ({err})", answered=False, refusal=None)
             return
         except ApiError as err:
-            await self._settle(batch, f"the stream refused seq {first}: {err}", err)
+            await self._settle(batch, f"the stream refused seq {first}: {err}", answered=True, refusal=err)
             return
         if ack.duplicate:
-            await self._settle(batch, f"the stream reported seq {first} as a duplicate", None)
+            await self._settle(batch, f"the stream reported seq {first} as a duplicate", answered=True, refusal=None)
             return
         self._advance(batch[-1].seq, ack.stream_seq)
 
@@ -258,11 +332,17 @@ class JetStreamJournal(Journal):
             headers[HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT] = self._tail.subject
         return Outgoing(self._subject(stored.seq), stored.line, headers)
 
-    async def _settle(self, batch: list[StoredRecord], what: str, refusal: ApiError | None) -> None:
+    async def _settle(self, batch: list[StoredRecord], what: str, *, answered: bool, refusal: ApiError | None) -> None:
         """Decide an append that was not cleanly acknowledged, from what the stream holds.
 
-        * Every target holds our bytes: our write landed and only its ack was
-          lost (or this is a retry of a write that landed): adopt it.
+        * Every target holds our bytes, and no answer came (``answered`` is
+          false): this call's own publish landed and only its ack was lost:
+          adopt it. When the stream did answer, refusing it or calling it a
+          duplicate, this call stored nothing: the bytes were stored by an
+          earlier request (a retry that came back, perhaps through another
+          replica). That is ``WriteRaceError``, so runs.py catches up and its
+          append rule answers the retry as a verified duplicate, truthfully
+          (adopting would answer "written now", ``duplicate=false``).
         * Some target holds anything else: another writer got there first;
           ``WriteRaceError`` (runs.py refreshes and answers from the store).
         * Every target is empty: nothing of this append is stored. A fence
@@ -280,6 +360,8 @@ class JetStreamJournal(Journal):
                 self.run_id, f"{what}, and reading seq {first} back failed too ({err})"
             ) from err
         if all(_is_ours(message, self.run_id, stored) for message, stored in zip(found, batch, strict=True)):
+            if answered:
+                raise WriteRaceError(f"run {self.run_id!r}: seq {first} was stored by an earlier request ({what})")
             last = found[-1]
             assert last is not None
             self._advance(batch[-1].seq, last.stream_seq)
@@ -306,12 +388,7 @@ class JetStreamJournal(Journal):
             raise StorageUnavailableError(self.run_id, "the journal was closed; open the run again")
 
     def _check_batch(self, batch: list[StoredRecord]) -> None:
-        """Refuse a batch runs.py should never send."""
-        if len(batch) > MAX_ATOMIC_BATCH:
-            raise ValueError(f"run {self.run_id!r}: at most {MAX_ATOMIC_BATCH} records per append, got {len(batch)}")
-        for index, stored in enumerate(batch):
-            if stored.seq != self._last_seq + 1 + index:
-                raise ValueError(f"run {self.run_id!r}: expected seq {self._last_seq + 1 + index}, got {stored.seq}")
+        _check_seqs(self.run_id, batch, self._last_seq + 1)
 
 
 # ---------------------------------------------------------------- the backend
@@ -321,6 +398,7 @@ class JetStreamBackend(Backend):
     """Run journals in one JetStream stream (see the module docstring)."""
 
     name = "jetstream"
+    shared_writers = True
 
     def __init__(
         self,
@@ -330,7 +408,7 @@ class JetStreamBackend(Backend):
         subject_prefix: str = DEFAULT_SUBJECT_PREFIX,
         create_stream: bool = False,
         replicas: int = 1,
-        max_record_bytes: int = records.DEFAULT_MAX_RECORD_BYTES,
+        max_record_bytes: int | None = None,
         request_timeout_seconds: float = DEFAULT_REQUEST_TIMEOUT_SECONDS,
         connect_timeout_seconds: float = CONNECT_TIMEOUT_SECONDS,
         connect_options: Mapping[str, Any] | None = None,
@@ -346,7 +424,9 @@ class JetStreamBackend(Backend):
         self._layout = _Layout(validate_subject_prefix(subject_prefix))
         self._create_stream = create_stream
         self._replicas = replicas
-        self._max_record_bytes = max_record_bytes
+        self._configured_record_bytes = max_record_bytes
+        self._max_record_bytes = max_record_bytes or records.DEFAULT_MAX_RECORD_BYTES
+        self._max_task_document_bytes = MAX_TASK_DOCUMENT_BYTES
         self._timeout = request_timeout_seconds
         self._connect_timeout = connect_timeout_seconds
         self._connect_options = dict(connect_options or {})
@@ -358,7 +438,8 @@ class JetStreamBackend(Backend):
         self._last_error: BaseException | None = None
 
     @property
-    def stream(self) -> str:
+    def stream_name(self) -> str:
+        """The JetStream stream holding the journals (``stream`` is the records reader of ``Backend``)."""
         return self._stream
 
     @property
@@ -366,9 +447,24 @@ class JetStreamBackend(Backend):
         return self._layout.prefix
 
     @property
+    def max_record_bytes(self) -> int:
+        """The largest record line this backend stores: what runs.py must refuse above. Decided by ``start``.
+
+        The ``max_record_bytes`` given to the constructor when one was (start
+        refuses it if the server cannot carry it), else the default capped by
+        the server's ``max_payload`` (see ``_nats_config.record_limit``).
+        """
+        return self._max_record_bytes
+
+    @property
+    def max_task_document_bytes(self) -> int:
+        """The largest task document this backend stores (tasks.py's limit, capped by ``max_payload``)."""
+        return self._max_task_document_bytes
+
+    @property
     def _largest_message_bytes(self) -> int:
         """A maximal record, or a maximal task document, which share the stream."""
-        return max(self._max_record_bytes, MAX_TASK_DOCUMENT_BYTES)
+        return max(self._max_record_bytes, self._max_task_document_bytes)
 
     @property
     def connected(self) -> bool:
@@ -396,7 +492,7 @@ class JetStreamBackend(Backend):
         self._api_client = JetStreamApi(nc, self._stream, self._timeout)
         try:
             check_server_version(_server_version(nc))
-            check_max_payload(nc.max_payload, self._largest_message_bytes)
+            self._size_limits(nc.max_payload)
             config = await self._stream_config()
             problems = stream_problems(config, prefix=self._layout.prefix, max_record_bytes=self._largest_message_bytes)
             if problems:
@@ -412,6 +508,18 @@ class JetStreamBackend(Backend):
                 config.get("num_replicas") or 1,
             )
 
+    def _size_limits(self, max_payload: int) -> None:
+        """Decide the record and task document limits from what the server carries, and say so."""
+        self._max_record_bytes = record_limit(max_payload, self._configured_record_bytes)
+        self._max_task_document_bytes = min(MAX_TASK_DOCUMENT_BYTES, max_payload - HEADER_ALLOWANCE_BYTES)
+        log.info(
+            "NATS max_payload is %d bytes: records of up to %d bytes (%s), task documents of up to %d bytes",
+            max_payload,
+            self._max_record_bytes,
+            "max_record_bytes as configured" if self._configured_record_bytes is not None else "derived",
+            self._max_task_document_bytes,
+        )
+
     async def close(self) -> None:
         for journal in list(self._journals):
             await journal.close()
@@ -421,39 +529,30 @@ class JetStreamBackend(Backend):
         if nc is not None and not nc.is_closed:
             await nc.close()
 
-    async def create_journal(self, run_id: str, meta: StoredRecord) -> JetStreamJournal:
-        """Publish the meta, fenced on the run having no message at all.
+    async def create_journal(
+        self, run_id: str, meta: StoredRecord, rest: Sequence[StoredRecord] = ()
+    ) -> JetStreamJournal:
+        """Publish the meta (and ``rest``, as one atomic batch), fenced on the run having no message at all.
 
         The fence (``Expected-Last-Subject-Sequence: 0`` over the run's
-        subjects) refuses a second creator, and also a "creation" into the
-        remains of a run whose meta was removed by hand. A lost ack is settled
-        by reading the meta back; an occupied run is ``RunExistsError`` even
-        when its meta is the same bytes (runs.py then answers a duplicate).
+        subjects, on the meta, the batch's first message) refuses a second
+        creator, and also a "creation" into the remains of a run whose meta
+        was removed by hand. A batch lands whole or not at all, so a run is
+        never listed with only part of its creation. A lost ack is settled by
+        reading the batch back; an occupied run is ``RunExistsError`` even
+        when it holds the same bytes (runs.py then answers a duplicate).
         """
         validate_run_id(run_id)
-        if meta.seq != 1:
-            raise ValueError(f"run {run_id!r}: a journal starts at seq 1, got {meta.seq}")
-        subject = self._layout.subject(run_id, 1)
-        headers = {
-            HEADER_MSG_ID: message_id(run_id, meta),
-            HEADER_EXPECTED_STREAM: self._stream,
-            HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE: "0",
-            HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT: self._layout.run_subjects(run_id),
-        }
+        batch = [meta, *rest]
+        _check_seqs(run_id, batch, 1)
         try:
-            ack = await self._api.publish(Outgoing(subject, meta.line, headers))
+            ack = await self._publish_creation(run_id, batch)
         except NotDeliveredError as err:
             raise StorageUnavailableError(run_id, f"creating the run: {err}") from err
         except NoAnswerError as err:
-            (message,) = await self._read(run_id, [subject])
-            if _is_ours(message, run_id, meta):
-                assert message is not None
-                return self._adopt(run_id, 1, message.stream_seq)
-            if message is not None:
-                raise RunExistsError(run_id) from err
-            raise StorageUnavailableError(run_id, f"creating the run got no ack ({err}); nothing is stored") from err
+            return await self._settle_creation(run_id, batch, err)
         except ApiError as err:
-            if err.err_code == ERR_WRONG_LAST_SEQUENCE or is_taken(err):
+            if err.err_code in (ERR_WRONG_LAST_SEQUENCE, ERR_BATCH_WRONG_LAST_SEQUENCE) or is_taken(err):
                 raise RunExistsError(run_id) from err
             if is_full(err):
                 raise StorageFullError(run_id, f"creating the run: {err}") from err
@@ -464,7 +563,37 @@ class JetStreamBackend(Backend):
             raise StorageUnavailableError(
                 run_id, "the stream took the meta for a duplicate of a removed run; retry after its duplicate window"
             )
-        return self._adopt(run_id, 1, ack.stream_seq)
+        return self._adopt(run_id, batch[-1].seq, ack.stream_seq)
+
+    async def _publish_creation(self, run_id: str, batch: list[StoredRecord]) -> PubAck:
+        fence = {
+            HEADER_EXPECTED_STREAM: self._stream,
+            HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE: "0",
+            HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT: self._layout.run_subjects(run_id),
+        }
+        first = Outgoing(self._layout.subject(run_id, 1), batch[0].line, fence)
+        if len(batch) == 1:
+            return await self._api.publish(
+                replace(first, headers={**fence, HEADER_MSG_ID: message_id(run_id, batch[0])})
+            )
+        # No message ids in an atomic batch (nats-server 2.12 refuses them); the
+        # later messages need no fence: the meta's fence says the run is empty.
+        later = [
+            Outgoing(self._layout.subject(run_id, stored.seq), stored.line, {HEADER_EXPECTED_STREAM: self._stream})
+            for stored in batch[1:]
+        ]
+        return await self._api.publish_batch([first, *later])
+
+    async def _settle_creation(self, run_id: str, batch: list[StoredRecord], err: NoAnswerError) -> JetStreamJournal:
+        """No answer to the creation: ours if every subject holds our bytes, a rival's if any holds others."""
+        found = await self._read(run_id, [self._layout.subject(run_id, stored.seq) for stored in batch])
+        if all(_is_ours(message, run_id, stored) for message, stored in zip(found, batch, strict=True)):
+            last = found[-1]
+            assert last is not None
+            return self._adopt(run_id, batch[-1].seq, last.stream_seq)
+        if any(message is not None for message in found):
+            raise RunExistsError(run_id) from err
+        raise StorageUnavailableError(run_id, f"creating the run got no ack ({err}); nothing is stored") from err
 
     async def open_journal(
         self, run_id: str, known: Sequence[StoredRecord] = ()
@@ -500,6 +629,35 @@ class JetStreamBackend(Backend):
             raise RunNotFoundError(run_id)
         return self._decode(run_id, 1, message)
 
+    async def stream(self, run_id: str, from_seq: int) -> AsyncGenerator[StoredRecord, None]:
+        """The records from ``from_seq`` to the first empty subject, read a bounded window at a time.
+
+        The run's subjects are checked first (``_last``), so a stray message
+        is CORRUPT_JOURNAL before anything is yielded. A window is at most
+        ``STREAM_WINDOW_MAX`` subjects and sized from the previous one to stay
+        near ``STREAM_WINDOW_BYTES``; only the current window is held, and the
+        next is read only when the consumer asks for it (gRPC flow control).
+        Records appended meanwhile are included: the read ends at the first
+        empty subject, not at the last seq seen when it began.
+        """
+        last_seq, _ = await self._last(run_id)
+        seq = max(from_seq, 1)
+        window = 1
+        while True:
+            seqs = range(seq, seq + window)
+            messages = await self._read(run_id, [self._layout.subject(run_id, at) for at in seqs])
+            held = 0
+            for at, message in zip(seqs, messages, strict=True):
+                if message is None:
+                    if at <= last_seq:
+                        raise CorruptJournalError(run_id, f"seq {at} is missing (a later record is stored)", seq=at)
+                    return
+                held += len(message.data)
+                yield self._decode(run_id, at, message)
+            del messages
+            seq += window
+            window = _next_window(window, held)
+
     async def tail(self, run_id: str, is_start: Callable[[StoredRecord], bool]) -> list[StoredRecord]:
         """The records from the last one for which ``is_start`` holds (or the meta) to the end."""
         found: list[StoredRecord] = []
@@ -513,7 +671,7 @@ class JetStreamBackend(Backend):
 
     def task_store(self) -> TaskStore:
         """Task documents on write-once subjects of the same stream (see ``_nats_tasks.py``)."""
-        return JetStreamTaskStore(lambda: self._api, self._layout.prefix)
+        return JetStreamTaskStore(lambda: self._api, self._layout.prefix, lambda: self._max_task_document_bytes)
 
     async def list_run_ids(self) -> list[str]:
         """Every run with a meta: the stream's subjects matching ``<prefix>.*.meta``, page by page."""
@@ -529,17 +687,64 @@ class JetStreamBackend(Backend):
         return [*earlier, self._decode(run_id, last_seq, last)], last
 
     async def _last(self, run_id: str) -> tuple[int, StoredMessage]:
-        """The run's last message and its seq: one lookup over the run's subjects.
+        """The run's last message and its seq, checked against the count of the run's subjects.
 
         Records are stored in seq order (each needs its predecessor), so the
-        last message is the last record. The lookup's cost grows gently with
-        the run (the server matches the run's subjects); appends never pay it.
+        last message is the last record, and a healthy run of N records has
+        exactly N subjects. The append fence looks only at the previous
+        record, so a message published straight to the stream on a gap or
+        malformed subject of the run (``.9`` at 7, ``.x``, ``.07``) would
+        otherwise hide until an append collided with it; a different count
+        is diagnosed (``_check_subjects``). Both lookups run at once; their
+        cost grows gently with the run (the server matches the run's
+        subjects); appends never pay it.
         """
         validate_run_id(run_id)
-        (last,) = await self._read(run_id, [self._layout.run_subjects(run_id)])
+        wildcard = self._layout.run_subjects(run_id)
+        last, count = await self._read_many(
+            run_id, lambda api: asyncio.gather(api.get_last(wildcard), api.subject_count(wildcard))
+        )
         if last is None:
             raise RunNotFoundError(run_id)
-        return self._seq_of(run_id, last), last
+        seq = self._seq_of(run_id, last)
+        if count != seq:
+            await self._check_subjects(run_id)
+        return seq, last
+
+    async def _check_subjects(self, run_id: str) -> None:
+        """Raise ``CorruptJournalError`` naming a subject of the run that no record of it may have.
+
+        Only on a count mismatch: the names are listed (pages of the info
+        API), then the last message is read again, so every record the list
+        holds is at or below it. A mismatch with no stray was a concurrent
+        append between the two lookups: nothing to report.
+        """
+        wildcard = self._layout.run_subjects(run_id)
+        subjects = await self._read_many(run_id, lambda api: api.subjects(wildcard))
+        (last,) = await self._read(run_id, [wildcard])
+        if last is None:
+            raise RunNotFoundError(run_id)
+        top = self._seq_of(run_id, last)
+        problem = _subject_problem(self._layout, run_id, subjects, top, last.subject)
+        if problem is not None:
+            detail, seq = problem
+            raise CorruptJournalError(run_id, detail, seq=seq)
+
+    async def _next(self, run_id: str, after_stream_seq: int) -> StoredMessage | None:
+        """The first message on the run's subjects stored after ``after_stream_seq``."""
+        wildcard = self._layout.run_subjects(run_id)
+        return await self._read_many(run_id, lambda api: api.get_next(wildcard, after_stream_seq + 1))  # type: ignore[no-any-return]
+
+    def _stray_error(self, run_id: str, subject: str, expected: int) -> CorruptJournalError:
+        """A message on ``subject`` stored where record ``expected`` should come next."""
+        if self._layout.seq_of(run_id, subject) is None:
+            return CorruptJournalError(run_id, _not_a_record(subject))
+        return CorruptJournalError(
+            run_id,
+            f"seq {expected} is missing, but the stream holds a later message on {subject!r} "
+            "(published outside runjournal)",
+            seq=expected,
+        )
 
     async def _backward(self, run_id: str) -> AsyncGenerator[StoredRecord, None]:
         """The run's records from the last back to the meta, read ``WALK_BACK_WINDOW`` at a time.
@@ -576,7 +781,7 @@ class JetStreamBackend(Backend):
     def _seq_of(self, run_id: str, message: StoredMessage) -> int:
         seq = self._layout.seq_of(run_id, message.subject)
         if seq is None:
-            raise CorruptJournalError(run_id, f"the stream holds a message on {message.subject!r}, not a record")
+            raise CorruptJournalError(run_id, _not_a_record(message.subject))
         return seq
 
     @staticmethod
