@@ -246,8 +246,11 @@ def encode(record: pb.Record, *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTE
     """Validate ``record`` and produce its stored form.
 
     Raises ``InvalidRecordError`` naming the offending field, or
-    ``RecordTooLargeError`` when the line would exceed ``max_record_bytes``.
+    ``RecordTooLargeError`` when the line would exceed ``max_record_bytes``
+    (its ``size`` is then the exact line length, or a lower bound of it when
+    the record was refused before its line was built).
     """
+    _refuse_surely_too_large(record, max_record_bytes)
     validate(record)
     kind = kind_of(record)
     body = _record_body(record, kind)
@@ -259,6 +262,33 @@ def encode(record: pb.Record, *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTE
     copy.CopyFrom(record)
     copy.DiscardUnknownFields()
     return StoredRecord(seq=record.seq, kind=kind, optional=record.optional, record=copy, body=body, line=line)
+
+
+def _refuse_surely_too_large(record: pb.Record, max_record_bytes: int) -> None:
+    """Refuse a record whose wire size already proves its line too large, before any JSON is built.
+
+    The protobuf wire size of a record's known fields is a lower bound of its
+    canonical body (tests/unit/test_encode_size.py checks it over every kind):
+    for every field the JSON spends at least what the wire does, a quoted key
+    and a colon against a 1-2 byte tag, quotes or brackets against a length
+    prefix of at most 5 bytes, the same UTF-8 bytes for text (ensure_ascii is
+    off) and more for every escape, an enum's name against its varint.
+    Negative numbers, the one place where the wire is longer (10 bytes), are
+    invalid in every record field. Without this check a 60 MiB text of control
+    characters was escaped into a 377 MB line (and its Python objects) before
+    the size was known.
+    """
+    size = record.ByteSize()
+    if size <= max_record_bytes:
+        return
+    # Unknown fields (a newer client's) count in ByteSize but are dropped from the line: size
+    # them out so they cannot make this bound refuse a record that fits. A copy, but only here.
+    known = pb.Record()
+    known.CopyFrom(record)
+    known.DiscardUnknownFields()
+    size = known.ByteSize()
+    if size > max_record_bytes:
+        raise RecordTooLargeError(size, max_record_bytes, seq=record.seq)
 
 
 # ---------------------------------------------------------------------------
