@@ -1,17 +1,20 @@
 """The file backend's task store: one directory, create-only files.
 
 ``<data_dir>/tasks/<task_id>.request.json`` and ``<task_id>.outcome.json``.
-A document is written to a temporary file and fsynced, then hard-linked into
-its final name: ``link`` fails when the name exists, so creation is exclusive
-*and* the linked file is always complete (an O_EXCL create would expose a
-half-written file to a racing reader, or leave one behind after a crash). The
-directory is fsynced before the call returns, so an acknowledged document
-survives a crash. The first completion wins at the file system itself.
+A document is written to a temporary file and fsynced (the temporary file is
+removed again if that fails, so a full disk is not also left littered), then
+hard-linked into its final name: ``link`` fails when the name exists, so
+creation is exclusive *and* the linked file is always complete (an O_EXCL
+create would expose a half-written file to a racing reader, or leave one
+behind after a crash). The directory is fsynced before the call returns, so an
+acknowledged document survives a crash. The first completion wins at the file
+system itself.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import uuid
 from collections.abc import Callable
@@ -61,12 +64,7 @@ class FileTaskStore(TaskStore):
         with _os_errors(task_id, "storing the task", what="task"):
             self._dir.mkdir(exist_ok=True)
             temp = self._dir / f"{TEMP_PREFIX}{uuid.uuid4().hex}"
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-            try:
-                _write_all(fd, body, 0)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            _write_temp(temp, body)
             try:
                 os.link(temp, final)
                 created = True
@@ -99,6 +97,21 @@ class FileTaskStore(TaskStore):
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def _write_temp(temp: Path, body: bytes) -> None:
+    """Write and fsync ``temp``, or remove it: a full disk must not fill up with half-written debris."""
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    try:
+        try:
+            _write_all(fd, body, 0)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
 
 
 def _read_if_present(path: Path) -> bytes | None:
