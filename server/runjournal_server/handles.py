@@ -5,15 +5,17 @@ uses it. While the server holds the run, the slot keeps the journal open (on
 the file backend: its flock) and the folded state warm. At most
 ``max_open`` journals stay open: beyond that the least recently used idle
 ones are closed, so 10,000 runs touched in turn do not exhaust file
-descriptors or memory. There is no lock shared between runs: the slot table
-is only touched between awaits.
+descriptors, and so are they while the warm states together exceed
+``max_warm_bytes`` (measured as the stored bytes folded into them, which the
+state's size follows), so 24 runs of 16 MiB do not keep 400 MiB warm. There is no lock shared
+between runs: the slot table is only touched between awaits.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Callable, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 
 from runjournal_server import records
@@ -21,7 +23,10 @@ from runjournal_server.backends.base import Backend, Journal
 from runjournal_server.errors import CorruptJournalError
 from runjournal_server.fold import Folder
 
-FoldStored = Callable[[str, Sequence[records.StoredRecord]], Folder]
+DEFAULT_MAX_WARM_BYTES = 256 * 1024 * 1024
+"""Warm states kept beyond this many stored bytes are closed, least recently used first."""
+
+FoldStored = Callable[[str, Sequence[records.StoredRecord]], Awaitable[Folder]]
 
 
 @dataclass
@@ -33,6 +38,8 @@ class Slot:
     journal: Journal | None = None
     folder: Folder | None = None
     users: int = 0
+    warm_bytes: int = 0
+    """The stored bytes folded into ``folder``: what the warm state costs, roughly."""
 
     @property
     def last_seq(self) -> int:
@@ -62,10 +69,18 @@ class RunHandles:
     """The slot table and the bounded set of open journals."""
 
     def __init__(
-        self, backend: Backend, *, max_open: int, fold: FoldStored, known_corrupt: MutableMapping[str, str]
+        self,
+        backend: Backend,
+        *,
+        max_open: int,
+        fold: FoldStored,
+        known_corrupt: MutableMapping[str, str],
+        max_warm_bytes: int = DEFAULT_MAX_WARM_BYTES,
     ) -> None:
         self._backend = backend
         self._max_open = max(1, max_open)
+        self._max_warm_bytes = max_warm_bytes
+        self._warm_bytes = 0
         self._fold = fold  # runs.py's fold: a rule broken by stored records is remembered as corruption
         self._known_corrupt = known_corrupt
         self._slots: dict[str, Slot] = {}
@@ -101,32 +116,49 @@ class RunHandles:
                 raise
             try:
                 unchanged = cold is not None and cold.unused and same_records(stored, cold.stored)
-                folder = cold.take() if unchanged and cold is not None else self._fold(slot.run_id, stored)
+                folder = cold.take() if unchanged and cold is not None else await self._fold(slot.run_id, stored)
             except BaseException:
                 await journal.close()
                 raise
-            self.adopt(slot, journal, folder)
+            self.adopt(slot, journal, folder, stored_bytes(stored))
         assert slot.journal is not None and slot.folder is not None
         self._open.move_to_end(slot.run_id)
         return slot.journal, slot.folder
 
-    def adopt(self, slot: Slot, journal: Journal, folder: Folder) -> None:
+    def adopt(self, slot: Slot, journal: Journal, folder: Folder, warm_bytes: int) -> None:
         slot.journal, slot.folder = journal, folder
         self._open[slot.run_id] = None
+        self.grow(slot, warm_bytes)
+
+    def grow(self, slot: Slot, nbytes: int) -> None:
+        """Count ``nbytes`` more stored bytes folded into the slot's warm state."""
+        slot.warm_bytes += nbytes
+        self._warm_bytes += nbytes
+
+    @property
+    def open_count(self) -> int:
+        return len(self._open)
+
+    @property
+    def warm_bytes(self) -> int:
+        """The stored bytes folded into every warm state held."""
+        return self._warm_bytes
 
     async def drop(self, slot: Slot) -> None:
         """Close the run's journal and forget its warm state (caller holds the run lock)."""
         journal, slot.journal, slot.folder = slot.journal, None, None
         self._open.pop(slot.run_id, None)
+        self._warm_bytes -= slot.warm_bytes
+        slot.warm_bytes = 0
         if journal is not None:
             await journal.close()
 
     async def evict_beyond_bound(self) -> None:
-        """Close the least recently used idle journals beyond the bound (file descriptors, memory)."""
-        if len(self._open) <= self._max_open:
+        """Close the least recently used idle journals beyond the bounds (file descriptors, memory)."""
+        if not self._over_bounds():
             return
         for run_id in list(self._open):
-            if len(self._open) <= self._max_open:
+            if not self._over_bounds():
                 return
             slot = self._slots.get(run_id)
             if slot is None or slot.users or slot.lock.locked():
@@ -134,6 +166,9 @@ class RunHandles:
             async with slot.lock:
                 await self.drop(slot)
             self._forget_if_idle(slot)
+
+    def _over_bounds(self) -> bool:
+        return len(self._open) > self._max_open or self._warm_bytes > self._max_warm_bytes
 
     def release(self, slot: Slot) -> None:
         slot.users -= 1
@@ -151,6 +186,10 @@ class RunHandles:
             async with slot.lock:
                 await self.drop(slot)
         self._slots.clear()
+
+
+def stored_bytes(stored: Sequence[records.StoredRecord]) -> int:
+    return sum(len(item.line) for item in stored)
 
 
 def same_records(opened: Sequence[records.StoredRecord], read: Sequence[records.StoredRecord]) -> bool:

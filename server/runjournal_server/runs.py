@@ -14,10 +14,21 @@ Ordering rules live here, once, for every backend:
 * ``Claim`` gates first (a refusal writes nothing and takes no lock), writes
   the claim record before anything else, then reads ``last_seq``.
 * ``Answer`` validates before it takes any lock.
+* A batch that creates a run goes to the backend whole, in one creation:
+  "meta, then the rest" would leave a listed run with only its meta when the
+  second write fails.
+* A ``reconfigure`` a worker appends passes the resume gate as Claim does,
+  without force (only Claim carries force): otherwise a worker could record a
+  provider change and then claim under the other provider.
+* CPU-heavy work on large inputs (encoding a large record, folding a long
+  journal) runs in a thread, and ``Read`` streams from the store a chunk at a
+  time: one large run never stalls the other runs' calls or holds its whole
+  journal in memory per reader.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -43,7 +54,7 @@ from runjournal_server.errors import (
 )
 from runjournal_server.fold import Folder, JournalRuleError, fold_stored
 from runjournal_server.gate import blocking_fields, check_resume, has_hard_block
-from runjournal_server.handles import ColdRead, RunHandles, Slot
+from runjournal_server.handles import DEFAULT_MAX_WARM_BYTES, ColdRead, RunHandles, Slot, stored_bytes
 from runjournal_server.ids import validate_run_id
 from runjournal_server.listing import RunFilter, RunListing
 from runjournal_server.sequence import AppendDecision, check_append
@@ -52,6 +63,10 @@ log = logging.getLogger(__name__)
 
 MAX_BATCH_RECORDS = 1000
 MAX_WRITE_RACES = 3
+FOLD_ON_LOOP_RECORDS = 256
+"""Journals shorter than this are folded on the event loop; longer ones in a thread."""
+ENCODE_ON_LOOP_BYTES = 64 * 1024
+"""Batches smaller than this (protobuf wire bytes) are encoded on the event loop: a thread hop costs more."""
 
 T = TypeVar("T")
 
@@ -75,12 +90,23 @@ class ClaimOutcome:
 class Runs:
     """Every journal operation, over one backend."""
 
-    def __init__(self, backend: Backend, *, max_record_bytes: int, max_open_journals: int) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        max_record_bytes: int,
+        max_open_journals: int,
+        max_warm_bytes: int = DEFAULT_MAX_WARM_BYTES,
+    ) -> None:
         self._backend = backend
         self._max_record_bytes = max_record_bytes
         self._known_corrupt: dict[str, str] = {}  # run id -> problem, from full reads
         self._handles = RunHandles(
-            backend, max_open=max_open_journals, fold=self._fold, known_corrupt=self._known_corrupt
+            backend,
+            max_open=max_open_journals,
+            fold=self._fold_cold,
+            known_corrupt=self._known_corrupt,
+            max_warm_bytes=max_warm_bytes,
         )
         self._listing = RunListing(backend, self._known_corrupt)
 
@@ -89,25 +115,33 @@ class Runs:
     async def append(self, run_id: str, claim_token: int, batch: Sequence[records_pb2.Record]) -> AppendOutcome:
         """Append consecutive records, all or nothing (see JournalService.Append)."""
         validate_run_id(run_id)
-        stored = self._encode_batch(run_id, batch)
-        creating = stored[0].seq == 1
+        stored = await self._encode_batch(run_id, batch)
+        creating = stored[0].kind == records.Kind.META
         if creating:
             # The creator's token is the meta seq; callers may leave it unset.
             claim_token = claim_token or 1
         async with self._handles.use(run_id) as slot:
-            if creating and slot.journal is None:
-                created = await self._try_create(slot, stored)
-                if created:
-                    if len(stored) > 1:
-                        await self._append_locked(slot, claim_token, stored[1:])
-                    return AppendOutcome(1, 0, slot.last_seq)
+            if creating and slot.journal is None and await self._try_create(slot, claim_token, stored):
+                return AppendOutcome(1, 0, slot.last_seq)
             return await self._append_locked(slot, claim_token, stored)
 
-    def _encode_batch(self, run_id: str, batch: Sequence[records_pb2.Record]) -> list[records.StoredRecord]:
+    async def _encode_batch(self, run_id: str, batch: Sequence[records_pb2.Record]) -> list[records.StoredRecord]:
+        """Validate and encode a batch; a large one off the event loop, so other runs' calls never wait on it."""
         if not batch:
             raise InvalidArgumentError("records", "at least one record is required")
         if len(batch) > MAX_BATCH_RECORDS:
             raise InvalidArgumentError("records", f"at most {MAX_BATCH_RECORDS} records per batch, got {len(batch)}")
+        if sum(record.ByteSize() for record in batch) < ENCODE_ON_LOOP_BYTES:
+            return self._encode_batch_sync(run_id, batch)
+        return await asyncio.to_thread(self._encode_batch_sync, run_id, batch)
+
+    async def _encode(self, record: records_pb2.Record) -> records.StoredRecord:
+        """Encode one record; a large one off the event loop (see ``_encode_batch``)."""
+        if record.ByteSize() < ENCODE_ON_LOOP_BYTES:
+            return records.encode(record, max_record_bytes=self._max_record_bytes)
+        return await asyncio.to_thread(records.encode, record, max_record_bytes=self._max_record_bytes)
+
+    def _encode_batch_sync(self, run_id: str, batch: Sequence[records_pb2.Record]) -> list[records.StoredRecord]:
         stored = []
         for index, record in enumerate(batch):
             if index and record.seq != batch[index - 1].seq + 1:
@@ -122,17 +156,22 @@ class Runs:
             stored.append(encoded)
         return stored
 
-    async def _try_create(self, slot: Slot, stored: list[records.StoredRecord]) -> bool:
-        """Create the run with its meta; False when it already exists (a retry or a rival)."""
-        trial = Folder()
-        self._apply_new(slot.run_id, trial, stored)  # the whole batch is valid before anything is written
+    async def _try_create(self, slot: Slot, claim_token: int, stored: list[records.StoredRecord]) -> bool:
+        """Create the run with the whole batch, atomically; False when it already exists (a retry or a rival).
+
+        The batch goes to the backend in one creation, never as "meta, then
+        the rest": a failure between the two would leave a listed run with
+        only its meta.
+        """
+        folder = Folder()
+        self._apply_new(slot.run_id, folder, stored)  # the whole batch is valid before anything is written
+        if len(stored) > 1 and claim_token != folder.claim_token:
+            raise RunClaimedError(slot.run_id, claim_token, folder.claim_token, folder.claimed_by)
         try:
-            journal = await self._backend.create_journal(slot.run_id, stored[0])
+            journal = await self._backend.create_journal(slot.run_id, stored[0], stored[1:])
         except RunExistsError:
             return False
-        folder = Folder()
-        folder.apply_stored(stored[0])
-        self._handles.adopt(slot, journal, folder)
+        self._handles.adopt(slot, journal, folder, stored_bytes(stored))
         return True
 
     async def _append_locked(
@@ -177,8 +216,8 @@ class Runs:
             existing = await journal.stored_line(candidate.seq)
             if check_append(last, candidate.seq, candidate.body, existing.body) is AppendDecision.CONFLICT:
                 self._check_token(slot, folder, claim_token, token_ok)
-                if candidate.seq == 1:
-                    raise RunExistsError(slot.run_id)
+                if candidate.kind == records.Kind.META:
+                    raise RunExistsError(slot.run_id)  # a different meta: another run of that id
                 raise SeqConflictError(slot.run_id, candidate.seq, last)
             duplicates += 1
         new = list(stored[duplicates:])
@@ -203,40 +242,64 @@ class Runs:
                 corrupt = CorruptJournalError(slot.run_id, err.detail, seq=err.seq)
                 self._known_corrupt[slot.run_id] = corrupt.message
                 raise corrupt from err
+        self._handles.grow(slot, stored_bytes(newer))
         return bool(newer)
 
     def _check_token(self, slot: Slot, folder: Folder, claim_token: int, token_ok: bool) -> None:
         if not token_ok:
             raise RunClaimedError(slot.run_id, claim_token, folder.claim_token, folder.claimed_by)
 
-    async def _write(self, slot: Slot, journal: Journal, folder: Folder, new: Sequence[records.StoredRecord]) -> None:
-        """Apply ``new`` to the warm state (validating it), then make it durable."""
-        self._apply_new(slot.run_id, folder, new, slot=slot)
+    async def _write(
+        self,
+        slot: Slot,
+        journal: Journal,
+        folder: Folder,
+        new: Sequence[records.StoredRecord],
+        *,
+        gated: bool = True,
+    ) -> None:
+        """Apply ``new`` to the warm state (validating it), then make it durable.
+
+        ``gated`` is False only for the records Claim writes itself: its
+        reconfigure already passed the gate (with the request's force flag).
+        """
+        self._apply_new(slot.run_id, folder, new, slot=slot, gated=gated)
         try:
             await journal.append(new)
         except BaseException:
             # The warm state ran ahead of the store; rebuild it from the store.
             await self._handles.drop(slot)
             raise
+        self._handles.grow(slot, stored_bytes(new))
 
     @staticmethod
     def _apply_new(
-        run_id: str, folder: Folder, new: Sequence[records.StoredRecord], *, slot: Slot | None = None
+        run_id: str,
+        folder: Folder,
+        new: Sequence[records.StoredRecord],
+        *,
+        slot: Slot | None = None,
+        gated: bool = True,
     ) -> None:
         """Apply incoming records; a rule violation is the client's INVALID_RECORD.
 
         Fold checks a record completely before it changes anything, so a single
         refused record leaves the state as it was; when a later record of a
         batch is refused, the earlier ones already moved the warm state, which
-        is then discarded and rebuilt from the store on next use.
+        is then discarded and rebuilt from the store on next use. A worker's
+        own ``reconfigure`` passes the resume gate first (``gated``).
         """
         for index, candidate in enumerate(new):
             try:
+                if gated and candidate.kind == records.Kind.RECONFIGURE and candidate.record is not None:
+                    _gate_appended_reconfigure(run_id, folder, candidate.record)
                 folder.apply_stored(candidate)
-            except JournalRuleError as err:
+            except (JournalRuleError, InvalidRecordError, ResumeRefusedError) as err:
                 if index and slot is not None:
                     slot.folder = None
-                raise InvalidRecordError(str(candidate.kind), err.detail, seq=err.seq) from err
+                if isinstance(err, JournalRuleError):
+                    raise InvalidRecordError(str(candidate.kind), err.detail, seq=err.seq) from err
+                raise
 
     # ------------------------------------------------------------------ claim
 
@@ -287,7 +350,7 @@ class Runs:
             )
             report.reconfigured = True
         new = [records.encode(r, max_record_bytes=self._max_record_bytes) for r in batch]
-        await self._write(slot, journal, folder, new)
+        await self._write(slot, journal, folder, new, gated=False)
         state = folder.state()
         return ClaimOutcome(
             claim_token=claim_seq,
@@ -349,13 +412,18 @@ class Runs:
                     last = slot.journal.last_seq
                     if as_of_seq == 0 or as_of_seq == last:
                         return slot.folder.state(conversation_from=conversation_from, into=into)
-        stored = await self._load(run_id)
-        last = stored[-1].seq
-        if as_of_seq > last:
-            raise InvalidArgumentError("as_of_seq", f"run {run_id!r} has only {last} records")
-        if as_of_seq:
-            stored = stored[:as_of_seq]
-        return self._fold(run_id, stored).state(conversation_from=conversation_from, into=into)
+        stored = await self._read_prefix(run_id, as_of_seq) if as_of_seq else await self._load(run_id)
+        folder = await self._fold_cold(run_id, stored)
+        return folder.state(conversation_from=conversation_from, into=into)
+
+    async def _read_prefix(self, run_id: str, as_of_seq: int) -> list[records.StoredRecord]:
+        """Records 1..as_of_seq, read no further than that (a past state of a long run decodes only its past)."""
+        prefix: list[records.StoredRecord] = []
+        async for item in self.read(run_id, 1):
+            prefix.append(item)
+            if item.seq == as_of_seq:
+                return prefix
+        raise InvalidArgumentError("as_of_seq", f"run {run_id!r} has only {len(prefix)} records")
 
     async def _pre_read(self, run_id: str) -> tuple[Folder, ColdRead | None]:
         """The state to check a request against before taking any lock.
@@ -368,7 +436,7 @@ class Runs:
         if slot is not None and slot.folder is not None and slot.journal is not None:
             return slot.folder, None
         stored = await self._load(run_id)
-        folder = self._fold(run_id, stored)
+        folder = await self._fold_cold(run_id, stored)
         return folder, ColdRead(stored, folder)
 
     async def _load(self, run_id: str) -> list[records.StoredRecord]:
@@ -378,16 +446,17 @@ class Runs:
             self._known_corrupt[run_id] = err.message
             raise
 
-    def _fold(self, run_id: str, stored: Sequence[records.StoredRecord]) -> Folder:
-        """Fold stored records; a rule they break is corruption, remembered for the listing."""
+    async def _fold_cold(self, run_id: str, stored: Sequence[records.StoredRecord]) -> Folder:
+        """Fold stored records; a long journal in a thread, so other runs' calls do not wait on it.
+
+        A rule the records break is corruption, remembered for the listing
+        (on the event loop, where the ledger is kept).
+        """
         try:
-            folder = fold_stored(stored)
-            if folder.run_id != run_id:
-                raise CorruptJournalError(run_id, f"its meta names run {folder.run_id!r}", seq=1)
-        except JournalRuleError as err:
-            corrupt = CorruptJournalError(run_id, err.detail, seq=err.seq)
-            self._known_corrupt[run_id] = corrupt.message
-            raise corrupt from err
+            if len(stored) < FOLD_ON_LOOP_RECORDS:
+                folder = _fold_checked(run_id, stored)
+            else:
+                folder = await asyncio.to_thread(_fold_checked, run_id, stored)
         except CorruptJournalError as err:
             self._known_corrupt[run_id] = err.message
             raise
@@ -432,7 +501,7 @@ class Runs:
         validate_run_id(run_id)
         record.seq = 2  # a placeholder position: validate the payload before anything else
         try:
-            records.encode(record, max_record_bytes=self._max_record_bytes)
+            await self._encode(record)
         except InvalidRecordError as err:
             raise InvalidArgumentError(err.field.removeprefix(field_prefix), str(err)) from err
         folder, cold = await self._pre_read(run_id)
@@ -445,7 +514,7 @@ class Runs:
                 journal, folder = await self._handles.ensure_open(slot)
                 check(run_id, tool_use_id, folder)
                 record.seq = journal.last_seq + 1
-                stored = records.encode(record, max_record_bytes=self._max_record_bytes)
+                stored = await self._encode(record)
                 await self._write(slot, journal, folder, [stored])
                 return record.seq
 
@@ -494,21 +563,84 @@ class Runs:
         validate_run_id(run_id)
         if from_seq < 0:
             raise InvalidArgumentError("from_seq", "must be >= 0")
-        stored = await self._load(run_id)
-        slot = self._handles.get(run_id)
-        # A record being written by this server is not acknowledged yet: don't show it.
-        acknowledged = slot.journal.last_seq if slot is not None and slot.journal is not None else stored[-1].seq
-        for item in stored:
-            if item.seq > acknowledged:
-                break
-            if item.seq >= from_seq:
+        # Streamed from the store a chunk at a time under the reader's flow
+        # control: a stalled reader holds one chunk, never the whole run.
+        records_stream = self._backend.stream(run_id, from_seq)
+        try:
+            async for item in records_stream:
+                if not self._acknowledged(run_id, item.seq):
+                    break
                 yield item
+        except CorruptJournalError as err:
+            self._known_corrupt[run_id] = err.message
+            raise
+        finally:
+            await records_stream.aclose()  # type: ignore[attr-defined]
+
+    def _acknowledged(self, run_id: str, seq: int) -> bool:
+        """False for a record this server is writing right now (stored, not yet acknowledged).
+
+        Only where the writer lock is exclusive: on a store shared by replicas
+        a record this replica did not write was acknowledged by another, and a
+        replica's Read must show every acknowledged record.
+        """
+        if self._backend.shared_writers:
+            return True
+        slot = self._handles.get(run_id)
+        return slot is None or slot.journal is None or seq <= slot.journal.last_seq
+
+    # ---------------------------------------------------------------- gauges
+
+    @property
+    def warm_bytes(self) -> int:
+        """The stored bytes folded into the warm states held (bounded by ``max_warm_bytes``)."""
+        return self._handles.warm_bytes
+
+    @property
+    def open_journals(self) -> int:
+        """Journals held open (bounded by ``max_open_journals``)."""
+        return self._handles.open_count
 
     # ------------------------------------------------------------------ close
 
     async def close(self) -> None:
         """Close every journal this server holds (releasing their locks)."""
         await self._handles.close()
+
+
+def _fold_checked(run_id: str, stored: Sequence[records.StoredRecord]) -> Folder:
+    """Fold stored records of ``run_id``; a rule they break, or a meta naming another run, is corruption."""
+    try:
+        folder = fold_stored(stored)
+    except JournalRuleError as err:
+        raise CorruptJournalError(run_id, err.detail, seq=err.seq) from err
+    if folder.run_id != run_id:
+        raise CorruptJournalError(run_id, f"its meta names run {folder.run_id!r}", seq=1)
+    return folder
+
+
+def _gate_appended_reconfigure(run_id: str, folder: Folder, record: records_pb2.Record) -> None:
+    """A reconfigure a worker appends obeys the gate classes of Claim, without force.
+
+    Otherwise a worker could record a provider change (a hard field, refused
+    even when forced) and then claim under the other provider, or cross a
+    blocking field without the explicit force that only Claim carries. Its
+    ``changed_fields`` must name exactly the fields that differ, so a later
+    reader can trust the record.
+    """
+    seq = record.seq
+    report = check_resume(
+        folder.effective_fingerprint, record.reconfigure.fingerprint, has_pending=folder.has_pending, force=False
+    )
+    if not report.allowed:
+        raise ResumeRefusedError(run_id, blocking_fields(report), has_hard_block(report))
+    differing = sorted(d.field for d in report.differences)
+    if sorted(record.reconfigure.changed_fields) != differing:
+        raise InvalidRecordError(
+            "reconfigure.changed_fields",
+            f"must name exactly the fields that differ from the fingerprint in force: {differing}",
+            seq=seq,
+        )
 
 
 def resume_reminder(state: state_pb2.RunState) -> str:
