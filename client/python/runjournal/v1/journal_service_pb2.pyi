@@ -49,7 +49,7 @@ class AppendBatchResponse(_message.Message):
     def __init__(self, first_seq: _Optional[int] = ..., duplicates: _Optional[int] = ..., last_seq: _Optional[int] = ...) -> None: ...
 
 class ClaimRequest(_message.Message):
-    __slots__ = ("run_id", "worker_id", "host", "pid", "reason", "fingerprint", "force")
+    __slots__ = ("run_id", "worker_id", "host", "pid", "reason", "fingerprint", "force", "conversation_from")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
     HOST_FIELD_NUMBER: _ClassVar[int]
@@ -57,6 +57,7 @@ class ClaimRequest(_message.Message):
     REASON_FIELD_NUMBER: _ClassVar[int]
     FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
     FORCE_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_FROM_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     worker_id: str
     host: str
@@ -64,7 +65,8 @@ class ClaimRequest(_message.Message):
     reason: str
     fingerprint: _records_pb2.Fingerprint
     force: bool
-    def __init__(self, run_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., host: _Optional[str] = ..., pid: _Optional[int] = ..., reason: _Optional[str] = ..., fingerprint: _Optional[_Union[_records_pb2.Fingerprint, _Mapping]] = ..., force: _Optional[bool] = ...) -> None: ...
+    conversation_from: int
+    def __init__(self, run_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., host: _Optional[str] = ..., pid: _Optional[int] = ..., reason: _Optional[str] = ..., fingerprint: _Optional[_Union[_records_pb2.Fingerprint, _Mapping]] = ..., force: _Optional[bool] = ..., conversation_from: _Optional[int] = ...) -> None: ...
 
 class ClaimResponse(_message.Message):
     __slots__ = ("claim_token", "last_seq", "state", "gate", "resume_reminder")

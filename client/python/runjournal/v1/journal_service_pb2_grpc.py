@@ -115,10 +115,15 @@ class JournalServiceServicer:
         writes nothing and takes no lock); then append the `claim` record; then a
         `reconfigure` record when a fingerprint difference was crossed; then read
         `last_seq`. The claim's seq is the worker's claim token for every later
-        Append; any earlier holder is refused at its next append.
+        Append; any earlier holder is refused at its next append. The answer
+        carries the folded state; when it would not fit in the server's largest
+        response (`max_send_message_bytes`), the claim is refused with
+        RESPONSE_TOO_LARGE before anything is written: claim again with
+        `conversation_from` and read the conversation with Fold.
 
         Errors: INVALID_ARGUMENT, RUN_NOT_FOUND, RESUME_REFUSED, RUN_LOCKED,
-        CORRUPT_JOURNAL, VERSION_MISMATCH, STORAGE_FULL, STORAGE_UNAVAILABLE.
+        RESPONSE_TOO_LARGE (with `size` and `limit`), CORRUPT_JOURNAL,
+        VERSION_MISMATCH, STORAGE_FULL, STORAGE_UNAVAILABLE.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
