@@ -123,9 +123,7 @@ def test_a_stray_message_in_a_run_is_corrupt_journal_in_read_fold_and_the_listin
     channel_b, via_b = connect(b_server)
     with channel_a, channel_b:
         run_id = new_run_id()
-        via_a.AppendBatch(
-            pb.AppendBatchRequest(run_id=run_id, records=[b.meta(run_id=run_id), b.note(2), b.note(3)])
-        )
+        via_a.AppendBatch(pb.AppendBatchRequest(run_id=run_id, records=[b.meta(run_id=run_id), b.note(2), b.note(3)]))
         stray = f"{target.prefix}.{run_id}.x"
         asyncio.run(publish_raw(nats_server.url, stray, b"not a record"))
         via_a.Append(pb.AppendRequest(run_id=run_id, claim_token=1, record=b.note(4)))  # the fence lets it land
@@ -143,17 +141,13 @@ def test_a_stray_message_in_a_run_is_corrupt_journal_in_read_fold_and_the_listin
         assert stray in listed[run_id].corruption
 
 
-def test_a_message_on_a_gap_subject_is_corrupt_journal_naming_it_not_storage_unavailable(
-    nats_server, replicas, target
-):
+def test_a_message_on_a_gap_subject_is_corrupt_journal_naming_it_not_storage_unavailable(nats_server, replicas, target):
     """Before: seq 4 landed beside the stray ``.5``, then every append of seq 5 failed STORAGE_UNAVAILABLE."""
     a, _ = replicas
     channel, via_a = connect(a)
     with channel:
         run_id = new_run_id()
-        via_a.AppendBatch(
-            pb.AppendBatchRequest(run_id=run_id, records=[b.meta(run_id=run_id), b.note(2), b.note(3)])
-        )
+        via_a.AppendBatch(pb.AppendBatchRequest(run_id=run_id, records=[b.meta(run_id=run_id), b.note(2), b.note(3)]))
         stray = f"{target.prefix}.{run_id}.5"
         asyncio.run(publish_raw(nats_server.url, stray, b"not a record"))
         via_a.Append(pb.AppendRequest(run_id=run_id, claim_token=1, record=b.note(4)))
