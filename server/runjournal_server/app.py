@@ -19,7 +19,7 @@ from runjournal_server.config import Config
 from runjournal_server.errors import JournalError
 from runjournal_server.runs import Runs
 from runjournal_server.service import JournalServicer, TaskServicer, add_to_server
-from runjournal_server.tasks import Tasks
+from runjournal_server.tasks import MAX_TASK_DOCUMENT_BYTES, Tasks
 
 log = logging.getLogger("runjournal")
 
@@ -33,10 +33,31 @@ class ServerStartError(RuntimeError):
     """The server could not start (bad address, unusable store)."""
 
 
+RECEIVE_SLACK_BYTES = 64 * 1024
+"""Room in a request around its records (run id, token, field tags; 6 bytes per record of a batch)."""
+
+
+def max_receive_bytes(config: Config) -> int:
+    """The largest request the server receives: one record, one batch or one task document, plus slack.
+
+    gRPC applies this before any handler runs, so before auth: an anonymous
+    caller can make the server buffer this much per call and no more (with
+    ``max_concurrent_rpcs``, the bound on request memory). A record's wire
+    size never exceeds its stored line (see ``records.encode``), so a maximal
+    record always fits. ``max_message_bytes`` stays a ceiling.
+    """
+    largest = max(config.max_record_bytes, config.max_batch_bytes, MAX_TASK_DOCUMENT_BYTES)
+    return min(config.max_message_bytes, largest + RECEIVE_SLACK_BYTES)
+
+
 def grpc_options(config: Config) -> list[tuple[str, int]]:
-    """Explicit message limits: a record over the limit is refused, never truncated."""
+    """Explicit message limits: a record over the limit is refused, never truncated.
+
+    The send limit is separate and larger: Fold and Claim answer with a whole
+    folded state, which may be far larger than any one request.
+    """
     return [
-        ("grpc.max_receive_message_length", config.max_message_bytes),
+        ("grpc.max_receive_message_length", max_receive_bytes(config)),
         ("grpc.max_send_message_length", config.max_message_bytes),
     ]
 
@@ -81,7 +102,8 @@ async def serve(config: Config, *, on_ready: Callable[[str], None] | None = None
         executor.shutdown(wait=False)
         raise ServerStartError(f"the {config.backend} backend cannot start: {err}") from err
     runs = Runs(backend, max_record_bytes=config.max_record_bytes, max_open_journals=config.max_open_journals)
-    server = grpc.aio.server(options=grpc_options(config))
+    # Calls beyond the cap are refused RESOURCE_EXHAUSTED at once instead of each holding a request in memory.
+    server = grpc.aio.server(options=grpc_options(config), maximum_concurrent_rpcs=config.max_concurrent_rpcs)
     add_to_server(JournalServicer(runs, tokens), JOURNAL_SERVICE, server)
     add_to_server(TaskServicer(Tasks(backend.task_store()), tokens), TASK_SERVICE, server)
     health_servicer = health.aio.HealthServicer()

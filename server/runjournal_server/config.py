@@ -24,6 +24,9 @@ ENV_PREFIX = "RUNJOURNAL_"
 CONFIG_FILE_ENV = "RUNJOURNAL_CONFIG"
 BACKENDS = ("file", "jetstream")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+DEFAULT_MAX_BATCH_BYTES = 4 * 1024 * 1024
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_CONCURRENT_RPCS = 128
 
 
 class ConfigError(ValueError):
@@ -101,8 +104,30 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("data_dir", Path, Path("runjournal-data"), "file backend: directory of the run journals"),
     Setting("listen", _listen, "127.0.0.1:50051", "address to serve gRPC on (HOST:PORT)"),
     Setting("max_record_bytes", _positive_int, DEFAULT_MAX_RECORD_BYTES, "largest stored record line, in bytes"),
-    Setting("max_message_bytes", _positive_int, 64 * 1024 * 1024, "largest gRPC message in either direction"),
-    Setting("max_open_journals", _positive_int, 1024, "journals kept open (locked, warm) at once; LRU beyond"),
+    Setting(
+        "max_batch_bytes",
+        _positive_int,
+        DEFAULT_MAX_BATCH_BYTES,
+        "largest AppendBatch request; with max_record_bytes it sets the receive limit",
+    ),
+    Setting(
+        "max_message_bytes",
+        _positive_int,
+        DEFAULT_MAX_MESSAGE_BYTES,
+        "largest gRPC answer (Fold and Claim carry whole states); also a ceiling on the receive limit",
+    ),
+    Setting(
+        "max_concurrent_rpcs",
+        _positive_int,
+        DEFAULT_MAX_CONCURRENT_RPCS,
+        "calls served at once (Read streams included); more are refused RESOURCE_EXHAUSTED",
+    ),
+    Setting(
+        "max_open_journals",
+        _positive_int,
+        1024,
+        "journals kept open (locked, warm) at once; LRU beyond; lowered to what the fd limit allows",
+    ),
     Setting("io_threads", _positive_int, 32, "threads for disk I/O and fsync"),
     Setting("shutdown_grace_seconds", _non_negative_float, 10.0, "time to drain in-flight calls on SIGTERM"),
     Setting("log_level", _choice(LOG_LEVELS, upper=True), "INFO", "logging level"),
@@ -143,7 +168,9 @@ class Config:
     data_dir: Path = Path("runjournal-data")
     listen: str = "127.0.0.1:50051"
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
-    max_message_bytes: int = 64 * 1024 * 1024
+    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    max_concurrent_rpcs: int = DEFAULT_MAX_CONCURRENT_RPCS
     max_open_journals: int = 1024
     io_threads: int = 32
     shutdown_grace_seconds: float = 10.0

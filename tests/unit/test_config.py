@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from runjournal_server import config
+from runjournal_server.app import RECEIVE_SLACK_BYTES, grpc_options
 
 
 def parse(*flags: str) -> argparse.Namespace:
@@ -57,3 +58,15 @@ def test_readme_configuration_table_lists_every_setting():
         env = "RUNJOURNAL_" + setting.name.upper()
         flag = "--" + setting.name.replace("_", "-")
         assert f"`{setting.name}`" in readme and env in readme and flag in readme, setting.name
+
+
+def test_the_receive_limit_follows_the_record_and_batch_limits_and_the_send_limit_stays_large():
+    loaded = config.load(parse("--max-record-bytes", "65536", "--max-batch-bytes", "3000000"), environ={})
+    options = dict(grpc_options(loaded))
+    assert options["grpc.max_receive_message_length"] == 3000000 + RECEIVE_SLACK_BYTES
+    assert options["grpc.max_send_message_length"] == config.DEFAULT_MAX_MESSAGE_BYTES
+
+
+def test_max_message_bytes_is_a_ceiling_on_the_receive_limit():
+    loaded = config.load(parse("--max-record-bytes", "32768", "--max-message-bytes", "262144"), environ={})
+    assert dict(grpc_options(loaded))["grpc.max_receive_message_length"] == 262144
