@@ -46,7 +46,12 @@ class Access:
 
     def check_run(self, run_id: str) -> None:
         if not self.allows(run_id):
-            raise PermissionDeniedError(run_id, self.name)
+            raise PermissionDeniedError(self.name, run_id=run_id)
+
+    def check_task(self, task_id: str) -> None:
+        """Task ids share the run-id prefixes: a tenant's tasks are named like its runs."""
+        if not self.allows(task_id):
+            raise PermissionDeniedError(self.name, task_id=task_id)
 
 
 UNRESTRICTED = Access(name="anonymous", run_id_prefixes=("",))

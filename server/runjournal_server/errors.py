@@ -6,7 +6,10 @@ to; everything else raises these. Driver exceptions (OSError, nats errors) are
 translated at the backend edge with ``raise ... from err``.
 
 Messages say what happened and what to do next; clients branch on the reason,
-never on the text.
+never on the text. Each reason's metadata keys and their types are pinned in
+``runjournal.error_metadata.ERROR_METADATA`` (shared with the Python client):
+constructors pass typed values (int, str, list of str) and ``metadata``
+renders them as that table says.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import enum
 from collections.abc import Mapping
 
 from google.protobuf.message import Message
+
+from runjournal.error_metadata import render_metadata
 
 
 class Reason(enum.StrEnum):
@@ -61,9 +66,18 @@ class JournalError(Exception):
         self.details: list[Message] = []
 
     @property
+    def typed_metadata(self) -> Mapping[str, object]:
+        """The metadata as typed values (int, str, list of str), before rendering."""
+        return dict(self._metadata)
+
+    @property
     def metadata(self) -> Mapping[str, str]:
-        """The ErrorInfo metadata: every value as text, as ErrorInfo requires."""
-        return {k: str(v) for k, v in self._metadata.items()}
+        """The ErrorInfo metadata as text, as ErrorInfo requires: the keys ``ERROR_METADATA`` declares."""
+        return render_metadata(self.reason, self._metadata)
+
+    def annotate(self, **metadata: object) -> None:
+        """Add metadata known only where the error is caught (e.g. the batch ``index``)."""
+        self._metadata.update({k: v for k, v in metadata.items() if v is not None})
 
     def __str__(self) -> str:
         return self.message
@@ -219,7 +233,7 @@ class ResumeRefusedError(JournalError):
         super().__init__(
             f"run {run_id!r} cannot be resumed: {', '.join(blocking_fields)} changed; {hint}",
             run_id=run_id,
-            fields=",".join(blocking_fields),
+            fields=list(blocking_fields),
         )
 
 
@@ -276,12 +290,24 @@ class UnauthenticatedError(JournalError):
 
 
 class PermissionDeniedError(JournalError):
+    """The token may not do this: an id outside its prefixes, or a call that needs a scope it lacks."""
+
     reason = Reason.PERMISSION_DENIED
 
-    def __init__(self, run_id: str, token_name: str) -> None:
+    def __init__(
+        self, token_name: str, *, run_id: str | None = None, task_id: str | None = None, scope: str | None = None
+    ) -> None:
+        named = f"run {run_id!r}" if run_id is not None else f"task {task_id!r}"
+        if scope is not None:
+            problem = f"this call needs the {scope!r} scope, which the token lacks; use a token with that scope"
+        else:
+            problem = f"{named} is outside the token's id prefixes"
         super().__init__(
-            f"token {token_name!r} may not access run {run_id!r}: it is outside the token's run-id prefixes",
+            f"token {token_name!r} may not do this to {named}: {problem}",
+            principal=token_name,
             run_id=run_id,
+            task_id=task_id,
+            scope=scope,
         )
 
 

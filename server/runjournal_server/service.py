@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -24,7 +25,7 @@ from runjournal.v1 import records_pb2
 from runjournal.v1 import task_service_pb2 as tpb
 from runjournal.v1 import task_service_pb2_grpc as tpb_grpc
 from runjournal_server.auth import UNRESTRICTED, Access, TokenTable
-from runjournal_server.errors import InvalidArgumentError, JournalError
+from runjournal_server.errors import InvalidArgumentError, JournalError, Reason
 from runjournal_server.listing import RunFilter
 from runjournal_server.records import StoredRecord
 from runjournal_server.runs import Runs
@@ -117,10 +118,10 @@ class _Authorizing:
             raise InvalidArgumentError("request", f"the bytes are not a valid {request.type_name}: {request.problem}")
         if self._tokens is None:
             return access
-        for field in ("run_id", "task_id"):
-            named = getattr(request, field, None)
-            if named:
-                access.check_run(named)
+        if getattr(request, "run_id", ""):
+            access.check_run(request.run_id)
+        if getattr(request, "task_id", ""):
+            access.check_task(request.task_id)
         return access
 
 
@@ -142,7 +143,11 @@ class JournalServicer(_Authorizing, pb_grpc.JournalServiceServicer):
     async def AppendBatch(
         self, request: pb.AppendBatchRequest, context: grpc.aio.ServicerContext, access: Access
     ) -> pb.AppendBatchResponse:
-        outcome = await self._runs.append(request.run_id, request.claim_token, list(request.records))
+        try:
+            outcome = await self._runs.append(request.run_id, request.claim_token, list(request.records))
+        except JournalError as err:
+            err.annotate(index=refused_index(err, request.records))
+            raise
         return pb.AppendBatchResponse(
             first_seq=outcome.first_seq, duplicates=outcome.duplicates, last_seq=outcome.last_seq
         )
@@ -219,6 +224,33 @@ class JournalServicer(_Authorizing, pb_grpc.JournalServiceServicer):
         except Exception:
             log.exception("unexpected failure in Read")
             await context.abort(grpc.StatusCode.INTERNAL, "internal error; see the server log")
+
+
+_ABOUT_ONE_RECORD = frozenset({Reason.INVALID_RECORD, Reason.RECORD_TOO_LARGE, Reason.SEQ_GAP, Reason.SEQ_CONFLICT})
+_BATCH_FIELD = re.compile(r"records\[(\d+)\]")
+
+
+def refused_index(err: JournalError, batch: Sequence[records_pb2.Record]) -> int | None:
+    """The 0-based position in an AppendBatch request of the record ``err`` refuses; None when it refuses no one record.
+
+    Found from what the error already names, so no rule has to know it runs in
+    a batch: the refused record's seq (the batch's seqs are consecutive, or
+    it is refused before that matters), seq 1 for RUN_EXISTS (a different
+    meta), or the ``records[i]`` of a refused request field. A stale claim
+    token, a damaged journal or a full store concern the run, not a record.
+    """
+    seq: object = None
+    if err.reason in _ABOUT_ONE_RECORD:
+        seq = err.typed_metadata.get("seq")
+    elif err.reason is Reason.RUN_EXISTS:
+        seq = 1
+    elif err.reason is Reason.INVALID_ARGUMENT:
+        found = _BATCH_FIELD.match(str(err.typed_metadata.get("field", "")))
+        return int(found.group(1)) if found and int(found.group(1)) < len(batch) else None
+    if not isinstance(seq, int) or not batch:
+        return None
+    index = seq - batch[0].seq
+    return index if 0 <= index < len(batch) and batch[index].seq == seq else None
 
 
 def _read_item(stored: StoredRecord) -> pb.ReadResponse:

@@ -5,6 +5,10 @@ detail (domain ``runjournal.dev``) whose ``reason`` is a stable upper-case word.
 ``from_rpc_error`` maps that reason to a class, never the message text, so code
 can ``except RunClaimedError`` and read ``err.claim_token`` without parsing.
 
+Which metadata keys each reason carries, and their types, is pinned in
+``runjournal.error_metadata.ERROR_METADATA``, the table the server builds
+its ErrorInfo with; the properties here read those keys as those types.
+
 A status without an ErrorInfo did not come from the journal logic: it is a
 transport failure (``UnavailableError``, ``DeadlineExceededError``), an
 authentication layer in front of the server (``UnauthenticatedError``,
@@ -105,7 +109,11 @@ class RunJournalError(Exception):
 
     @property
     def index(self) -> int | None:
-        """For ``append_batch``: the position of the refused record in the batch."""
+        """For ``append_batch``: the 0-based position in the request of the refused record.
+
+        None when the refusal is about the batch or the run rather than one
+        record (e.g. ``RunClaimedError``), and for every other call.
+        """
         return self._int("index")
 
 
@@ -224,8 +232,7 @@ class ResumeRefusedError(RunJournalError):
 
     @property
     def fields(self) -> list[str]:
-        raw = self.metadata.get("fields", "")
-        return [name for name in raw.split(",") if name]
+        return [name for name in self.metadata.get("fields", "").split(",") if name]
 
 
 class AlreadyAnsweredError(RunJournalError):
@@ -332,9 +339,21 @@ class UnauthenticatedError(StatusError):
 
 
 class PermissionDeniedError(StatusError):
-    """PERMISSION_DENIED: the token may not touch this run (outside its run-id prefixes)."""
+    """PERMISSION_DENIED: the token may not touch this run or task (outside its id prefixes), or
+    the call needs a scope the token lacks (``scope``, e.g. "operator" for answer and approve).
+
+    ``principal`` is the token's name as the server knows it.
+    """
 
     REASON = "PERMISSION_DENIED"
+
+    @property
+    def principal(self) -> str | None:
+        return self.metadata.get("principal")
+
+    @property
+    def scope(self) -> str | None:
+        return self.metadata.get("scope")
 
 
 REASON_ERRORS: dict[str, type[RunJournalError]] = {

@@ -104,7 +104,11 @@ class JournalServiceServicer:
         write and one sync. A batch that repeats already-stored records verifies
         them like single appends and writes only the new tail.
 
-        Errors: as Append; `index` in the metadata names the refused record.
+        Errors: as Append. A refusal about one record of the batch (INVALID_RECORD,
+        RECORD_TOO_LARGE, SEQ_CONFLICT, SEQ_GAP for the first new record,
+        RUN_EXISTS for a different meta, INVALID_ARGUMENT for a record out of
+        sequence) carries `index`, the record's 0-based position in `records`; a
+        refusal about the run (RUN_CLAIMED, CORRUPT_JOURNAL, ...) carries none.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
