@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import resource
 import signal
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -50,6 +51,65 @@ def max_receive_bytes(config: Config) -> int:
     return min(config.max_message_bytes, largest + RECEIVE_SLACK_BYTES)
 
 
+FDS_PER_OPEN_JOURNAL = 2
+"""An open file-backend journal holds its journal file and its lock file."""
+RESERVED_FDS = 64
+"""Descriptors the process needs besides journals and connections: stdio, epoll, gRPC's pipes, the data dir."""
+FDS_PER_IO_THREAD = 2
+"""What one I/O thread may hold for a moment: a listing or cold read, a task file, a temp file."""
+CONNECTION_SHARE = 4
+"""One descriptor in this many is left for client connections (each a socket)."""
+
+
+def raise_fd_limit() -> int:
+    """Raise the soft RLIMIT_NOFILE to the hard limit where allowed (common practice for servers); return it.
+
+    systemd starts services with a soft limit of 1024 and a much higher hard
+    limit; nothing here uses select(), so the higher limit is safe to take.
+    """
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and soft != resource.RLIM_INFINITY and soft < hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        except (ValueError, OSError) as err:
+            log.warning("cannot raise the file-descriptor limit from %d to %d: %s", soft, hard, err)
+        else:
+            soft = hard
+    return soft
+
+
+def open_journal_bound(config: Config, fd_limit: int) -> int:
+    """How many journals may stay open: the configured bound, lowered to what the fd limit fits.
+
+    The file backend holds two descriptors per open journal; beyond the
+    bound the least recently used idle journals are closed (``handles.py``).
+    Room is kept for connections, the I/O threads' short-lived reads and the
+    process itself, so the 500th open run does not fail with EMFILE. The
+    JetStream backend holds no descriptor per run.
+    """
+    if config.backend != "file" or fd_limit == resource.RLIM_INFINITY:
+        return config.max_open_journals
+    reserved = RESERVED_FDS + FDS_PER_IO_THREAD * config.io_threads + fd_limit // CONNECTION_SHARE
+    fits = (fd_limit - reserved) // FDS_PER_OPEN_JOURNAL
+    if fits < 1:
+        raise ServerStartError(
+            f"the file-descriptor limit {fd_limit} leaves no room for open journals ({reserved} are reserved "
+            "for connections and I/O threads): raise it (ulimit -n, LimitNOFILE=) or lower io_threads"
+        )
+    if config.max_open_journals > fits:
+        log.warning(
+            "max_open_journals %d does not fit the file-descriptor limit %d (%d per journal, %d reserved): "
+            "keeping at most %d open journals; raise the limit (ulimit -n, LimitNOFILE=) to keep more",
+            config.max_open_journals,
+            fd_limit,
+            FDS_PER_OPEN_JOURNAL,
+            reserved,
+            fits,
+        )
+        return fits
+    return config.max_open_journals
+
+
 def grpc_options(config: Config) -> list[tuple[str, int]]:
     """Explicit message limits: a record over the limit is refused, never truncated.
 
@@ -90,6 +150,9 @@ def _add_port(server: grpc.aio.Server, config: Config) -> int:
 async def serve(config: Config, *, on_ready: Callable[[str], None] | None = None) -> None:
     """Run the server until SIGTERM or SIGINT, then drain calls and release every lock."""
     tokens = _load_tokens(config)
+    fd_limit = raise_fd_limit()
+    max_open = open_journal_bound(config, fd_limit)
+    log.info("keeping at most %d open journals (file-descriptor limit %d)", max_open, fd_limit)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -101,7 +164,7 @@ async def serve(config: Config, *, on_ready: Callable[[str], None] | None = None
     except (BackendStartError, JournalError, ValueError, OSError) as err:
         executor.shutdown(wait=False)
         raise ServerStartError(f"the {config.backend} backend cannot start: {err}") from err
-    runs = Runs(backend, max_record_bytes=config.max_record_bytes, max_open_journals=config.max_open_journals)
+    runs = Runs(backend, max_record_bytes=config.max_record_bytes, max_open_journals=max_open)
     # Calls beyond the cap are refused RESOURCE_EXHAUSTED at once instead of each holding a request in memory.
     server = grpc.aio.server(options=grpc_options(config), maximum_concurrent_rpcs=config.max_concurrent_rpcs)
     add_to_server(JournalServicer(runs, tokens), JOURNAL_SERVICE, server)

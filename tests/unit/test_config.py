@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from runjournal_server import config
-from runjournal_server.app import RECEIVE_SLACK_BYTES, grpc_options
+from runjournal_server.app import (
+    FDS_PER_OPEN_JOURNAL,
+    RECEIVE_SLACK_BYTES,
+    ServerStartError,
+    grpc_options,
+    open_journal_bound,
+)
 
 
 def parse(*flags: str) -> argparse.Namespace:
@@ -70,3 +76,18 @@ def test_the_receive_limit_follows_the_record_and_batch_limits_and_the_send_limi
 def test_max_message_bytes_is_a_ceiling_on_the_receive_limit():
     loaded = config.load(parse("--max-record-bytes", "32768", "--max-message-bytes", "262144"), environ={})
     assert dict(grpc_options(loaded))["grpc.max_receive_message_length"] == 262144
+
+
+def test_open_journals_are_lowered_to_what_the_fd_limit_fits_with_a_warning(caplog):
+    loaded = config.load(parse(), environ={})
+    bound = open_journal_bound(loaded, 1024)
+    assert 0 < bound * FDS_PER_OPEN_JOURNAL < 1024 and bound < loaded.max_open_journals
+    assert "does not fit the file-descriptor limit 1024" in caplog.text
+    assert open_journal_bound(config.load(parse("--max-open-journals", "10"), environ={}), 1024) == 10
+    jetstream = config.load(parse("--backend", "jetstream"), environ={})
+    assert open_journal_bound(jetstream, 1024) == jetstream.max_open_journals  # no descriptor per run
+
+
+def test_an_fd_limit_with_no_room_for_journals_refuses_to_start():
+    with pytest.raises(ServerStartError, match="file-descriptor limit 100"):
+        open_journal_bound(config.load(parse(), environ={}), 100)
