@@ -189,6 +189,21 @@ class JetStreamApi:
         )
         return int(info.get("total") or 0)
 
+    async def last_and_count(self, subjects_filter: str) -> tuple[StoredMessage | None, int]:
+        """``get_last`` and ``subject_count`` of the filter, sent together (one round trip of latency).
+
+        Both are awaited to the end, so a failure of one leaves no request
+        running unobserved; the first failure is raised.
+        """
+        last, count = await asyncio.gather(
+            self.get_last(subjects_filter), self.subject_count(subjects_filter), return_exceptions=True
+        )
+        for outcome in (last, count):
+            if isinstance(outcome, BaseException):
+                raise outcome
+        assert not isinstance(last, BaseException) and isinstance(count, int)
+        return last, count
+
     async def subjects(self, subjects_filter: str) -> list[str]:
         """Every subject matching the filter that holds a message, across the info API's pages."""
         found: list[str] = []

@@ -92,7 +92,7 @@ CONNECT_TIMEOUT_SECONDS = 10.0
 """How long ``start`` keeps trying to reach a NATS server before refusing to start."""
 RECONNECT_WAIT_SECONDS = 1.0
 REFRESH_WINDOW_MAX = 64
-"""``refresh`` reads 1 subject, then 4, 16, 64 at a time: one read when nothing is new."""
+"""The most subjects ``refresh`` reads at once (after 4, then 16), once it knows something is new."""
 WALK_BACK_WINDOW = 8
 """``ends`` and ``tail`` read this many records at a time backward from the end."""
 STREAM_WINDOW_MAX = 64
@@ -272,7 +272,7 @@ class JetStreamJournal(Journal):
         while True:
             first = seq + len(found)
             seqs = range(first, first + window)
-            messages = await self._backend._read(self.run_id, [self._subject(seq) for seq in seqs])
+            messages = await self._backend._read(self.run_id, [self._subject(at) for at in seqs])
             for at, later in zip(seqs, messages, strict=True):
                 if later is None:
                     return found
@@ -701,9 +701,7 @@ class JetStreamBackend(Backend):
         """
         validate_run_id(run_id)
         wildcard = self._layout.run_subjects(run_id)
-        last, count = await self._read_many(
-            run_id, lambda api: asyncio.gather(api.get_last(wildcard), api.subject_count(wildcard))
-        )
+        last, count = await self._read_many(run_id, lambda api: api.last_and_count(wildcard))
         if last is None:
             raise RunNotFoundError(run_id)
         seq = self._seq_of(run_id, last)
