@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 
 import grpc
 import nats
 import pytest
 
+import tests.nats_server as nats_server_module
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc, state_pb2
-from runjournal_server.backends._nats_config import stream_config
+from runjournal_server.backends._nats_config import HEADER_ALLOWANCE_BYTES, stream_config
 from tests.api.rpc import error_info, new_run_id, reason
 from tests.conftest import StreamTarget, new_stream_target
+from tests.nats_server import NatsServer
 from tests.servers import ServerProcess
 from tests.unit import builders as b
 
@@ -190,3 +194,46 @@ def test_a_creation_batch_that_cannot_be_stored_whole_leaves_no_run(nats_server,
         assert (created.first_seq, created.last_seq) == (1, 3)
         retried = stub.AppendBatch(pb.AppendBatchRequest(run_id=run_id, records=batch[:3]))
         assert (retried.duplicates, retried.last_seq) == (3, 3)  # a retry of the creation is a verified duplicate
+
+
+# ---------------------------------------------------------------- item 20: a nats-server with its default max_payload
+
+
+@pytest.fixture
+def default_nats_server(nats_binary, tmp_path, monkeypatch):
+    """A nats-server with its default max_payload (1 MB), otherwise as the test helper starts it."""
+    monkeypatch.setattr(nats_server_module, "MAX_PAYLOAD", "1MB")
+    server = NatsServer(tmp_path / "nats-default", nats_binary).start()
+    yield server
+    server.stop()
+
+
+def test_serve_starts_on_a_default_nats_server_with_the_record_limit_it_carries(
+    default_nats_server, server_factory, tmp_path, target
+):
+    """Fails until config.py/app.py leave max_record_bytes unset by default and use the backend's limit."""
+    server = server_factory(tmp_path / "a", *target.server_args(default_nats_server.url))
+    assert "max_payload" in server.log()
+    channel, stub = connect(server)
+    with channel:
+        run_id = new_run_id()
+        stub.Append(pb.AppendRequest(run_id=run_id, record=b.meta(run_id=run_id)))
+        limit = (1 << 20) - HEADER_ALLOWANCE_BYTES
+        fits = b.note(2, "n" * (limit - 400))
+        assert stub.Append(pb.AppendRequest(run_id=run_id, claim_token=1, record=fits)).seq == 2
+        with pytest.raises(grpc.RpcError) as caught:
+            stub.Append(pb.AppendRequest(run_id=run_id, claim_token=1, record=b.note(3, "n" * limit)))
+        assert reason(caught.value) == "RECORD_TOO_LARGE"  # refused by the limit, not failed by NATS
+
+
+def test_serve_refuses_an_explicit_record_limit_a_default_nats_server_cannot_carry(default_nats_server, target):
+    args = [*target.server_args(default_nats_server.url), "--max-record-bytes", str(1 << 20)]
+    done = subprocess.run(
+        [sys.executable, "-m", "runjournal_server.cli", "serve", "--listen", "127.0.0.1:0", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 1
+    assert "max_payload" in done.stderr, done.stderr
