@@ -9,8 +9,29 @@ deleting it would let a third process lock a fresh file while the first still
 holds the old one.
 
 A damaged final line is a torn tail (dropped on read, truncated on open); any
-other damaged line is corruption, reported with its 1-based line number. See
-docs/file-backend.md for the whole story; the contract is in ``base.py``.
+other damaged line is corruption, reported with its 1-based line number.
+
+The batch commit rule. A batch of several lines is one write, and a crash can
+cut it anywhere, leaving whole lines of it that read back as records. So the
+lock file also carries the **batch intent**: before writing a batch of more
+than one line the writer stores ``(first seq, count, start offset, end
+offset)`` with a checksum at the front of ``<run>.lock`` and fsyncs it; then it
+writes and fsyncs the lines; then it blanks the intent without an fsync (an
+intent whose batch is whole in the journal means nothing, so losing the
+blanking to a power cut is harmless). Every reader honours an intent that
+names this journal (its batch starts at a line boundary right after seq
+``first - 1``) but whose batch is not whole there: the journal ends at the
+batch's start. A writer that opens the run cuts such a batch away, fsyncs, and
+blanks the intent durably. A single-line append needs no intent: a torn final
+line is already a torn tail. The journal itself stays plain canonical lines.
+
+Every journal and lock file is opened with ``O_NOFOLLOW``: a symbolic link at
+either path is refused, never followed. Before an append is acknowledged the
+held journal must still be the file at its path (one ``lstat``), else the
+handle is poisoned: records written to a file that was replaced or unlinked
+would be lost on the next open.
+
+See docs/file-backend.md for the whole story; the contract is in ``base.py``.
 """
 
 from __future__ import annotations
@@ -19,12 +40,14 @@ import asyncio
 import contextlib
 import errno
 import functools
+import logging
 import os
 import re
 import tempfile
 import threading
+import zlib
 from array import array
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,14 +71,18 @@ from runjournal_server.records import RecordDecodeError, StoredRecord
 
 T = TypeVar("T")
 
+log = logging.getLogger(__name__)
+
 JOURNAL_SUFFIX = ".jsonl"
 LOCK_SUFFIX = ".lock"
 CHUNK_BYTES = 64 * 1024
 """How much ``ends`` reads per step when it scans a journal backward."""
+STREAM_CHUNK_BYTES = 256 * 1024
+"""How much ``stream`` reads per step: what one stream holds, plus at most one line."""
 FILE_MODE = 0o644
 _FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
-_ENDS_ATTEMPTS = 3
-"""How often ``ends`` starts over when the file shrinks under it (a writer rolled back)."""
+_READ_ATTEMPTS = 3
+"""How often a lock-free reader starts over when the file shrinks under it (a writer rolled back)."""
 
 
 def _storage_error(run_id: str | None, action: str, err: OSError, *, what: str = "run") -> JournalError:
@@ -72,6 +99,20 @@ def _os_errors(run_id: str | None, action: str, *, what: str = "run") -> Iterato
         yield
     except OSError as err:
         raise _storage_error(run_id, action, err, what=what) from err
+
+
+def _open_regular(run_id: str, path: Path, flags: int) -> int:
+    """Open ``path`` without following a symbolic link there: a link would aim our writes at any file."""
+    try:
+        return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise StorageUnavailableError(
+                run_id,
+                f"{path} is a symbolic link, which the file backend never follows; "
+                "an operator must put the run's own file there",
+            ) from err
+        raise
 
 
 def _write_all(fd: int, data: bytes, offset: int) -> None:
@@ -100,7 +141,143 @@ def _read_all(fd: int) -> bytes:
     return b"".join(parts)
 
 
+def _check_numbering(run_id: str, batch: Sequence[StoredRecord], first_seq: int) -> None:
+    """Refuse a batch runs.py should never send: a wrong seq or a newline would corrupt the file."""
+    for index, stored in enumerate(batch):
+        if stored.seq != first_seq + index:
+            raise ValueError(f"run {run_id!r}: expected seq {first_seq + index}, got {stored.seq}")
+        if b"\n" in stored.line:
+            raise ValueError(f"run {run_id!r}: the stored line for seq {stored.seq} holds a newline")
+
+
+# ---------------------------------------------------------------- the batch intent
+
+INTENT_BYTES = 128
+"""The intent's fixed size at the front of the lock file: an overwrite always covers the one before."""
+_INTENT_MAGIC = b"rjbatch1"
+_NO_INTENT = b"\0" * INTENT_BYTES
+
+
+@dataclass(frozen=True)
+class _Intent:
+    """A batch of several lines being written: seqs ``first_seq ...`` at journal bytes ``start .. end``."""
+
+    first_seq: int
+    count: int
+    start: int
+    end: int
+
+    def encode(self) -> bytes:
+        body = b"%s %d %d %d %d" % (_INTENT_MAGIC, self.first_seq, self.count, self.start, self.end)
+        return (body + b" %08x" % zlib.crc32(body)).ljust(INTENT_BYTES, b" ")
+
+
+def _parse_intent(data: bytes) -> _Intent | None:
+    """The intent in ``data``, or None: blank, torn or not ours (a torn intent's batch was never written)."""
+    fields = data.split()
+    if len(fields) != 6 or fields[0] != _INTENT_MAGIC:
+        return None
+    body = b" ".join(fields[:5])
+    try:
+        crc = int(fields[5], 16)
+        first_seq, count, start, end = (int(field) for field in fields[1:5])
+    except ValueError:
+        return None
+    if crc != zlib.crc32(body) or first_seq < 1 or count < 2 or not 0 <= start < end:
+        return None
+    return _Intent(first_seq, count, start, end)
+
+
+def _held_intent(lock_fd: int) -> _Intent | None:
+    return _parse_intent(os.pread(lock_fd, INTENT_BYTES, 0))
+
+
+def _declare(lock_fd: int, intent: _Intent) -> None:
+    """Store the intent durably before any line of its batch is written."""
+    _write_all(lock_fd, intent.encode(), 0)
+    os.fsync(lock_fd)
+
+
+def _blank(lock_fd: int, *, durable: bool) -> None:
+    """Blank the intent; ``durable`` where lines that could be taken for its batch come next."""
+    _write_all(lock_fd, _NO_INTENT, 0)
+    if durable:
+        os.fsync(lock_fd)
+
+
 # ---------------------------------------------------------------- reading
+
+_Read = Callable[[int, int], bytes]
+"""``read(size, offset)``: exactly ``size`` bytes of the journal at ``offset``, or ``_ShrunkError``."""
+
+
+class _ShrunkError(Exception):
+    """The file got shorter while a lock-free reader read it: a writer rolled back or repaired its tail."""
+
+
+def _pread_exact(fd: int, size: int, offset: int) -> bytes:
+    data = os.pread(fd, size, offset)
+    if len(data) != size:
+        raise _ShrunkError
+    return data
+
+
+def _fd_reader(fd: int) -> _Read:
+    return functools.partial(_pread_exact, fd)
+
+
+def _bytes_reader(data: bytes) -> _Read:
+    def read(size: int, offset: int) -> bytes:
+        return data[offset : offset + size]
+
+    return read
+
+
+def _acknowledged_end(read: _Read, size: int, intent: _Intent | None) -> tuple[int, bool]:
+    """Where the journal's records end, and whether that end is an incomplete batch's start.
+
+    At an incomplete batch's start the line before is fsynced and whole, so
+    the torn-tail leniency does not apply to it (the caller is strict there).
+    """
+    if intent is None or intent.start > size or not _names_this_journal(read, intent):
+        return size, False
+    if _batch_is_whole(read, size, intent):
+        return size, False
+    return intent.start, True
+
+
+def _names_this_journal(read: _Read, intent: _Intent) -> bool:
+    """True when the intent's batch starts at a line boundary right after seq ``first_seq - 1``.
+
+    Every line before a batch is fsynced before its intent, so a real intent
+    always passes; a leftover that does not (a replaced file) is ignored.
+    """
+    if intent.first_seq == 1:
+        return intent.start == 0
+    previous = next(_lines_backward(read, intent.start), None)
+    if previous is None or previous[0] + len(previous[1]) + 1 != intent.start:
+        return False
+    try:
+        return records.decode(previous[1]).seq == intent.first_seq - 1
+    except RecordDecodeError:
+        return False
+
+
+def _batch_is_whole(read: _Read, size: int, intent: _Intent) -> bool:
+    """True when the journal holds all ``count`` lines of the batch, valid, ending exactly at its end."""
+    if intent.end > size:
+        return False
+    expected = intent.first_seq
+    reached = intent.start
+    for offset, line in _lines_forward(read, intent.start, intent.end):
+        try:
+            if records.decode(line).seq != expected:
+                return False
+        except RecordDecodeError:
+            return False
+        expected += 1
+        reached = offset + len(line) + 1
+    return expected == intent.first_seq + intent.count and reached == intent.end
 
 
 @dataclass
@@ -111,12 +288,12 @@ class _Scan:
     starts: array[int]
     """The file offset where each record's line starts; index ``seq - 1``."""
     good_end: int
-    """The offset just past the last good line: where a torn tail is cut."""
+    """The offset just past the last good line: where a torn tail or an incomplete batch is cut."""
     size: int
 
 
-def _scan(run_id: str, data: bytes, known: Sequence[StoredRecord] = ()) -> _Scan:
-    """Decode every line of ``data``; a torn final line is left out, any other bad line raises.
+def _scan(run_id: str, data: bytes, known: Sequence[StoredRecord] = (), intent: _Intent | None = None) -> _Scan:
+    """Decode every line of ``data``; a torn final line and an incomplete batch are left out, any other bad line raises.
 
     The piece after the last newline is a torn tail, and so is a final complete
     line that fails to decode: a crash in the middle of an append leaves
@@ -124,7 +301,8 @@ def _scan(run_id: str, data: bytes, known: Sequence[StoredRecord] = ()) -> _Scan
     write, and so is a line whose seq is not its line number, and so is a
     final line that is a whole line glued to the next (see ``_glued``).
     """
-    *lines, fragment = data.split(b"\n")
+    end, strict = _acknowledged_end(_bytes_reader(data), len(data), intent)
+    *lines, fragment = (data if end == len(data) else data[:end]).split(b"\n")
     found: list[StoredRecord] = []
     starts: array[int] = array("q")
     offset = 0
@@ -137,7 +315,7 @@ def _scan(run_id: str, data: bytes, known: Sequence[StoredRecord] = ()) -> _Scan
         try:
             stored = records.decode(line)
         except RecordDecodeError as err:
-            if number == len(lines) and not fragment and not _glued(line):
+            if number == len(lines) and not fragment and not strict and not _glued(line):
                 break
             raise CorruptJournalError(run_id, err.detail, line=number) from err
         if stored.seq != number:
@@ -169,23 +347,12 @@ def _glued(line: bytes) -> bool:
     return False
 
 
-class _ShrunkError(Exception):
-    """The file got shorter while ``ends`` read it: a writer rolled back or repaired its tail."""
-
-
-def _pread_exact(fd: int, size: int, offset: int) -> bytes:
-    data = os.pread(fd, size, offset)
-    if len(data) != size:
-        raise _ShrunkError
-    return data
-
-
-def _first_line(fd: int, size: int) -> bytes | None:
+def _first_line(read: _Read, size: int) -> bytes | None:
     """The first complete line (without its newline), or None when the file has no newline."""
     head = bytearray()
     offset = 0
     while offset < size:
-        chunk = _pread_exact(fd, min(CHUNK_BYTES, size - offset), offset)
+        chunk = read(min(CHUNK_BYTES, size - offset), offset)
         newline = chunk.find(b"\n")
         if newline >= 0:
             return bytes(head + chunk[:newline])
@@ -194,7 +361,7 @@ def _first_line(fd: int, size: int) -> bytes | None:
     return None
 
 
-def _lines_backward(fd: int, size: int) -> Iterator[tuple[int, bytes]]:
+def _lines_backward(read: _Read, size: int) -> Iterator[tuple[int, bytes]]:
     """Yield ``(start offset, line)`` for each complete line, the last first.
 
     Reads ``CHUNK_BYTES`` at a time from the end and keeps only the part of a
@@ -207,7 +374,7 @@ def _lines_backward(fd: int, size: int) -> Iterator[tuple[int, bytes]]:
     while offset > 0:
         step = min(CHUNK_BYTES, offset)
         offset -= step
-        buf = _pread_exact(fd, step, offset) + buf
+        buf = read(step, offset) + buf
         if not found_end:
             last_newline = buf.rfind(b"\n")
             if last_newline < 0:
@@ -223,21 +390,49 @@ def _lines_backward(fd: int, size: int) -> Iterator[tuple[int, bytes]]:
         yield 0, buf[:-1]
 
 
-def _records_backward(run_id: str, fd: int) -> tuple[StoredRecord, Iterator[StoredRecord]]:
+def _lines_forward(read: _Read, start: int, end: int) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(start offset, line)`` for each complete line in ``start .. end``, first first.
+
+    Holds one ``STREAM_CHUNK_BYTES`` chunk plus the line not yet complete;
+    bytes after the last newline (a torn fragment) are never yielded.
+    """
+    offset = start  # the file offset of buf[0]
+    buf = b""
+    read_to = start
+    while read_to < end:
+        step = min(STREAM_CHUNK_BYTES, end - read_to)
+        chunk = read(step, read_to)
+        buf += chunk
+        read_to += len(chunk)
+        if len(chunk) < step:
+            end = read_to  # the file got shorter (a reader that allows it): it ends here now
+        taken = 0
+        while (newline := buf.find(b"\n", taken)) >= 0:
+            yield offset + taken, buf[taken:newline]
+            taken = newline + 1
+        buf = buf[taken:]
+        offset += taken
+
+
+def _records_backward(
+    run_id: str, fd: int, size: int, intent: _Intent | None
+) -> tuple[StoredRecord, Iterator[StoredRecord]]:
     """The meta from the front, and the records from the last one back to the meta, checked as they come."""
-    size = os.fstat(fd).st_size
-    meta = _decode_meta(run_id, _first_line(fd, size), size)
+    read = _fd_reader(fd)
+    size, strict = _acknowledged_end(read, size, intent)
+    meta = _decode_meta(run_id, _first_line(read, size), size, torn_allowed=not strict)
 
     def backward() -> Iterator[StoredRecord]:
         expected: int | None = None  # the seq the next line up must hold
-        for start, line in _lines_backward(fd, size):
+        for start, line in _lines_backward(read, size):
             if start == 0:
                 stored = meta
             else:
                 try:
                     stored = records.decode(line)
                 except RecordDecodeError as err:
-                    if expected is None and start + len(line) + 1 == size and not _glued(line):
+                    final = expected is None and start + len(line) + 1 == size
+                    if final and not strict and not _glued(line):
                         continue  # a torn final line: the line before it is the last
                     raise _BackwardDamageError(err.detail, expected) from err
             if expected is not None and stored.seq != expected:
@@ -250,9 +445,11 @@ def _records_backward(run_id: str, fd: int) -> tuple[StoredRecord, Iterator[Stor
     return meta, backward()
 
 
-def _read_ends(run_id: str, fd: int, is_inert: Callable[[StoredRecord], bool]) -> RunEnds:
+def _read_ends(
+    run_id: str, fd: int, size: int, intent: _Intent | None, is_inert: Callable[[StoredRecord], bool]
+) -> RunEnds:
     """The meta from the front, then a backward scan to the last record that is not inert."""
-    meta, backward = _records_backward(run_id, fd)
+    meta, backward = _records_backward(run_id, fd, size, intent)
     last_seq: int | None = None
     for stored in backward:
         if last_seq is None:
@@ -262,9 +459,11 @@ def _read_ends(run_id: str, fd: int, is_inert: Callable[[StoredRecord], bool]) -
     raise AssertionError("the backward scan always reaches the first line")
 
 
-def _read_tail(run_id: str, fd: int, is_start: Callable[[StoredRecord], bool]) -> list[StoredRecord]:
+def _read_tail(
+    run_id: str, fd: int, size: int, intent: _Intent | None, is_start: Callable[[StoredRecord], bool]
+) -> list[StoredRecord]:
     """The records from the last one for which ``is_start`` holds (or the meta) to the end."""
-    _, backward = _records_backward(run_id, fd)
+    _, backward = _records_backward(run_id, fd, size, intent)
     tail: list[StoredRecord] = []
     for stored in backward:
         tail.append(stored)
@@ -272,6 +471,15 @@ def _read_tail(run_id: str, fd: int, is_start: Callable[[StoredRecord], bool]) -
             break
     tail.reverse()
     return tail
+
+
+def _read_meta(run_id: str, fd: int, size: int, intent: _Intent | None) -> StoredRecord:
+    """The first line only: a listing orders 10,000 runs by their metas without reading their tails."""
+    read = _fd_reader(fd)
+    strict = False
+    if intent is not None and intent.first_seq == 1:  # only a creation batch can take the meta away
+        size, strict = _acknowledged_end(read, size, intent)
+    return _decode_meta(run_id, _first_line(read, size), size, torn_allowed=not strict)
 
 
 class _BackwardDamageError(Exception):
@@ -283,19 +491,106 @@ class _BackwardDamageError(Exception):
         self.seq = seq
 
 
-def _decode_meta(run_id: str, line: bytes | None, size: int) -> StoredRecord:
+def _decode_meta(run_id: str, line: bytes | None, size: int, *, torn_allowed: bool = True) -> StoredRecord:
     """Decode the first line; a file whose only line is torn counts as absent."""
     if line is None:
         raise RunNotFoundError(run_id)
     try:
         meta = records.decode(line)
     except RecordDecodeError as err:
-        if len(line) + 1 == size and not _glued(line):
+        if torn_allowed and len(line) + 1 == size and not _glued(line):
             raise RunNotFoundError(run_id) from err
         raise CorruptJournalError(run_id, err.detail, line=1) from err
     if meta.seq != 1:
         raise CorruptJournalError(run_id, f"the line holds seq {meta.seq}", line=1)
     return meta
+
+
+class _StreamCursor:
+    """A lock-free forward read of a journal's records from one seq, a bounded chunk per call.
+
+    ``next_records`` runs in the executor; ``close`` may come from the event
+    loop while a read is still running there (the consumer was cancelled), so
+    the descriptor is closed by whichever side is last, never under a read.
+    """
+
+    def __init__(self, run_id: str, fd: int, end: int, strict: bool, from_seq: int) -> None:
+        self._run_id = run_id
+        self._fd = fd
+        self._end = end
+        self._strict = strict
+        self._from_seq = from_seq
+        self._lines = _lines_forward(self._read, 0, end)
+        self._number = 0
+        self._damage: CorruptJournalError | None = None
+        self._mutex = threading.Lock()
+        self._closing = False
+        self._closed = False
+
+    def _read(self, size: int, offset: int) -> bytes:
+        data = os.pread(self._fd, size, offset)
+        if len(data) < size:
+            # A writer cut what was never acknowledged (a torn tail, a rolled-back append): the end moved.
+            self._end = offset + len(data)
+        return data
+
+    def next_records(self) -> list[StoredRecord]:
+        """The next records (at least one unless the end is reached): about one chunk's worth."""
+        try:
+            with self._mutex:
+                if self._closed:
+                    return []
+                if self._damage is not None:
+                    raise self._damage
+                found: list[StoredRecord] = []
+                taken = 0
+                for offset, line in self._lines:
+                    self._number += 1
+                    taken += len(line) + 1
+                    if self._number >= self._from_seq:
+                        try:
+                            stored = self._decode(offset, line)
+                        except CorruptJournalError as damage:
+                            if not found:
+                                raise
+                            self._damage = damage  # the records before the damage go out first
+                            break
+                        if stored is None:
+                            break
+                        found.append(stored)
+                    if found and taken >= STREAM_CHUNK_BYTES:
+                        break
+                return found
+        finally:
+            if self._closing:
+                self._close_if_idle()
+
+    def _decode(self, offset: int, line: bytes) -> StoredRecord | None:
+        """The record on line ``self._number``; None for a torn final line; damage raises."""
+        try:
+            stored = records.decode(line)
+        except RecordDecodeError as err:
+            final = offset + len(line) + 1 >= self._end
+            if final and not self._strict and not _glued(line):
+                return None
+            raise CorruptJournalError(self._run_id, err.detail, line=self._number) from err
+        if stored.seq != self._number:
+            raise CorruptJournalError(self._run_id, f"the line holds seq {stored.seq}", line=self._number)
+        return stored
+
+    def close(self) -> None:
+        self._closing = True
+        self._close_if_idle()
+
+    def _close_if_idle(self) -> None:
+        if not self._mutex.acquire(blocking=False):
+            return  # a read is running: it closes the descriptor when it is done
+        try:
+            if not self._closed:
+                self._closed = True
+                os.close(self._fd)
+        finally:
+            self._mutex.release()
 
 
 # ---------------------------------------------------------------- writing
@@ -310,15 +605,25 @@ class FileJournal(Journal):
     call must wait for it.
     """
 
-    def __init__(self, backend: FileBackend, run_id: str, fd: int, lock_fd: int, scan: _Scan) -> None:
+    def __init__(
+        self, backend: FileBackend, run_id: str, fd: int, lock_fd: int, scan: _Scan, *, lock_name_durable: bool
+    ) -> None:
         self.run_id = run_id
         self._backend = backend
+        self._path = os.fspath(backend._journal_path(run_id))  # a str: the per-append lstat skips __fspath__
         self._fd = fd
         self._lock_fd = lock_fd
+        held = os.fstat(fd)
+        self._identity = (held.st_dev, held.st_ino)
         self._starts = scan.starts
         self._end = scan.good_end
         self._poisoned = False
         self._closed = False
+        self._intent_stale = False
+        """The lock file may hold the intent of a batch that was rolled back: blank it before the next line."""
+        self._lock_name_durable = lock_name_durable
+        """An intent is only as durable as the lock file's name: a lock file never synced into the
+        directory (made by an open of a journal that came without one) could vanish in a power cut."""
         self._mutex = threading.Lock()
 
     @property
@@ -342,28 +647,33 @@ class FileJournal(Journal):
     def _append_sync(self, batch: list[StoredRecord]) -> None:
         with self._mutex:
             self._check_usable()
-            self._check_numbering(batch)
+            _check_numbering(self.run_id, batch, self.last_seq + 1)
             data = b"".join(stored.line + b"\n" for stored in batch)
+            intent = _Intent(batch[0].seq, len(batch), self._end, self._end + len(data)) if len(batch) > 1 else None
             try:
+                if intent is not None:
+                    if not self._lock_name_durable:
+                        self._backend._fsync_dir()
+                        self._lock_name_durable = True
+                    _declare(self._lock_fd, intent)
+                elif self._intent_stale:
+                    _blank(self._lock_fd, durable=True)
+                self._intent_stale = False
                 _write_all(self._fd, data, self._end)
                 os.fsync(self._fd)
             except OSError as err:
-                self._roll_back(err)
+                self._roll_back(err, stale_intent=intent is not None or self._intent_stale)
+            self._check_still_at_path()
+            if intent is not None:
+                with contextlib.suppress(OSError):
+                    _blank(self._lock_fd, durable=False)  # the batch is whole: its intent means nothing now
             # Advance only now that the lines are durable, so a failed write is
             # re-appended at the same seq instead of being lost.
             for stored in batch:
                 self._starts.append(self._end)
                 self._end += len(stored.line) + 1
 
-    def _check_numbering(self, batch: list[StoredRecord]) -> None:
-        """Refuse a batch runs.py should never send: a wrong seq or a newline would corrupt the file."""
-        for index, stored in enumerate(batch):
-            if stored.seq != self.last_seq + 1 + index:
-                raise ValueError(f"run {self.run_id!r}: expected seq {self.last_seq + 1 + index}, got {stored.seq}")
-            if b"\n" in stored.line:
-                raise ValueError(f"run {self.run_id!r}: the stored line for seq {stored.seq} holds a newline")
-
-    def _roll_back(self, err: OSError) -> NoReturn:
+    def _roll_back(self, err: OSError, *, stale_intent: bool) -> NoReturn:
         """Cut the file back to the last good line after a failed write, or poison the handle.
 
         The failed bytes may be partly on disk (a short write before ENOSPC) or
@@ -371,6 +681,8 @@ class FileJournal(Journal):
         back as records nobody acknowledged, or glue the next append to a
         fragment. The fsync is never retried: after a failure the kernel may
         have dropped the dirty pages and a second fsync would report success.
+        A failed batch's intent stays until the next append blanks it: it
+        names a batch that is now not in the journal, which hides nothing.
         """
         try:
             os.ftruncate(self._fd, self._end)
@@ -380,7 +692,31 @@ class FileJournal(Journal):
             raise _storage_error(
                 self.run_id, f"appending failed ({err.strerror}) and so did rolling back", undo_err
             ) from err
+        self._intent_stale = stale_intent
         raise _storage_error(self.run_id, "appending", err) from err
+
+    def _check_still_at_path(self) -> None:
+        """Refuse to acknowledge lines written to a file that is no longer the journal at our path.
+
+        An operator (or an attacker) who renames a file over the journal, or
+        unlinks it, leaves us writing to an inode the next open never reads:
+        every record acknowledged from then on would be lost. One ``lstat``
+        after the fsync is the cheapest point that covers the whole append.
+        """
+        try:
+            found = os.stat(self._path, follow_symlinks=False)
+            same = (found.st_dev, found.st_ino) == self._identity
+        except OSError:
+            same = False
+        if same:
+            return
+        self._poisoned = True
+        log.error("run %r: %s was replaced or removed while this server held it", self.run_id, self._path)
+        raise StorageUnavailableError(
+            self.run_id,
+            f"the journal file {self._path} was replaced or removed while the server held it; nothing after "
+            f"seq {self.last_seq} was acknowledged, and the run must be opened again from what the path holds now",
+        )
 
     def _stored_line_sync(self, seq: int) -> StoredRecord:
         with self._mutex:
@@ -447,11 +783,13 @@ class FileBackend(Backend):
             journals = list(self._journals)
         await asyncio.gather(*(journal.close() for journal in journals))
 
-    async def create_journal(self, run_id: str, meta: StoredRecord) -> FileJournal:
-        """Create the run; see ``_create_sync`` for how two creators are kept apart."""
+    async def create_journal(self, run_id: str, meta: StoredRecord, rest: Sequence[StoredRecord] = ()) -> FileJournal:
+        """Create the run with its whole creation batch; see ``_create_sync`` for how two creators are kept apart."""
         if meta.seq != 1:
             raise ValueError(f"run {run_id!r}: a journal starts at seq 1, got {meta.seq}")
-        journal, _ = await self._run_opening(self._create_sync, run_id, meta)
+        creation = [meta, *rest]
+        _check_numbering(run_id, creation, 1)
+        journal, _ = await self._run_opening(self._create_sync, run_id, creation)
         return journal
 
     async def open_journal(
@@ -463,13 +801,28 @@ class FileBackend(Backend):
         return await self._run(self._load_sync, run_id)
 
     async def ends(self, run_id: str, is_inert: Callable[[StoredRecord], bool]) -> RunEnds:
-        return await self._run(self._backward_sync, run_id, _read_ends, is_inert)
+        return await self._run(self._read_sync, run_id, functools.partial(_read_ends, run_id, is_inert=is_inert))
 
     async def meta(self, run_id: str) -> StoredRecord:
-        return await self._run(self._meta_sync, run_id)
+        return await self._run(self._read_sync, run_id, functools.partial(_read_meta, run_id))
 
     async def tail(self, run_id: str, is_start: Callable[[StoredRecord], bool]) -> list[StoredRecord]:
-        return await self._run(self._backward_sync, run_id, _read_tail, is_start)
+        return await self._run(self._read_sync, run_id, functools.partial(_read_tail, run_id, is_start=is_start))
+
+    async def stream(self, run_id: str, from_seq: int) -> AsyncIterator[StoredRecord]:
+        """Read forward a chunk at a time (``STREAM_CHUNK_BYTES`` plus at most one line held).
+
+        The stream ends at the end the journal had when it started (later
+        appends are for the next stream), a torn final line and an incomplete
+        batch left out. Lines before ``from_seq`` are counted, not decoded.
+        """
+        cursor = await self._run_cursor(run_id, max(from_seq, 1))
+        try:
+            while found := await self._run(cursor.next_records):
+                for stored in found:
+                    yield stored
+        finally:
+            cursor.close()
 
     async def list_run_ids(self) -> list[str]:
         return await self._run(self._list_sync)
@@ -488,9 +841,9 @@ class FileBackend(Backend):
 
     async def _run_opening(
         self,
-        fn: Callable[[str, StoredRecord | None], tuple[FileJournal, list[StoredRecord]]],
+        fn: Callable[[str, list[StoredRecord] | None], tuple[FileJournal, list[StoredRecord]]],
         run_id: str,
-        meta: StoredRecord | None,
+        creation: list[StoredRecord] | None,
     ) -> tuple[FileJournal, list[StoredRecord]]:
         """Run an open or create so that a cancelled caller cannot leak the run's lock.
 
@@ -499,7 +852,7 @@ class FileBackend(Backend):
         and the run would stay locked until the server exits.
         """
         loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(self._executor, functools.partial(fn, run_id, meta))
+        future = loop.run_in_executor(self._executor, functools.partial(fn, run_id, creation))
         try:
             return await asyncio.shield(future)
         except asyncio.CancelledError:
@@ -512,12 +865,24 @@ class FileBackend(Backend):
         journal, _ = future.result()
         asyncio.get_running_loop().run_in_executor(self._executor, journal._close_sync)
 
+    async def _run_cursor(self, run_id: str, from_seq: int) -> _StreamCursor:
+        """Open a stream's descriptor so that a cancelled caller cannot leak it (as ``_run_opening``)."""
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(self._executor, functools.partial(self._cursor_sync, run_id, from_seq))
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            future.add_done_callback(
+                lambda done: None if done.cancelled() or done.exception() else done.result().close()
+            )
+            raise
+
     def _forget(self, journal: FileJournal) -> None:
         with self._journals_mutex:
             self._journals.discard(journal)
 
-    def _adopt(self, run_id: str, fd: int, lock_fd: int, scan: _Scan) -> FileJournal:
-        journal = FileJournal(self, run_id, fd, lock_fd, scan)
+    def _adopt(self, run_id: str, fd: int, lock_fd: int, scan: _Scan, *, lock_name_durable: bool) -> FileJournal:
+        journal = FileJournal(self, run_id, fd, lock_fd, scan, lock_name_durable=lock_name_durable)
         with self._journals_mutex:
             self._journals.add(journal)
         return journal
@@ -531,7 +896,7 @@ class FileBackend(Backend):
 
     def _lock(self, run_id: str) -> int:
         """Take the run's writer lock at once or raise ``RunLockedError``; returns the lock's fd."""
-        fd = os.open(self._lock_path(run_id), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+        fd = _open_regular(run_id, self._lock_path(run_id), os.O_RDWR | os.O_CREAT)
         try:
             portalocker.lock(fd, portalocker.LOCK_EX | portalocker.LOCK_NB)
         except portalocker.AlreadyLocked as err:
@@ -541,6 +906,23 @@ class FileBackend(Backend):
             os.close(fd)
             raise StorageUnavailableError(run_id, f"locking {self._lock_path(run_id)}: {err}") from err
         return fd
+
+    def _peek_intent(self, run_id: str) -> _Intent | None:
+        """The run's batch intent, read without the lock (a lock file that is not there holds none)."""
+        try:
+            fd = _open_regular(run_id, self._lock_path(run_id), os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+        try:
+            return _held_intent(fd)
+        finally:
+            os.close(fd)
+
+    def _open_for_reading(self, run_id: str) -> int:
+        try:
+            return _open_regular(run_id, self._journal_path(run_id), os.O_RDONLY)
+        except FileNotFoundError:
+            raise RunNotFoundError(run_id) from None
 
     def _fsync_dir(self) -> None:
         fd = os.open(self._dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -562,7 +944,7 @@ class FileBackend(Backend):
                 None, f"the data directory {self._dir} is not a writable directory ({err.strerror or err})"
             ) from err
 
-    def _create_sync(self, run_id: str, meta: StoredRecord | None) -> tuple[FileJournal, list[StoredRecord]]:
+    def _create_sync(self, run_id: str, creation: list[StoredRecord] | None) -> tuple[FileJournal, list[StoredRecord]]:
         """Create the run under its lock.
 
         The lock, not ``O_EXCL``, is what keeps creators apart: every creator
@@ -574,37 +956,62 @@ class FileBackend(Backend):
         (we cannot know whether its meta is durable yet); once the lock is
         free, a journal with a complete record gives ``RunExistsError``.
         """
-        assert meta is not None
+        assert creation
         with contextlib.ExitStack() as cleanup, _os_errors(run_id, "creating the journal"):
             lock_fd = self._lock(run_id)
             cleanup.callback(os.close, lock_fd)
             path = self._journal_path(run_id)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+            fd = _open_regular(run_id, path, os.O_RDWR | os.O_CREAT)
             cleanup.callback(os.close, fd)
-            if _scan(run_id, _read_all(fd)).records:
+            leftover = _held_intent(lock_fd)
+            if _scan(run_id, _read_all(fd), intent=leftover).records:
                 raise RunExistsError(run_id)
-            self._write_meta(path, fd, meta)
+            self._write_creation(path, fd, lock_fd, creation, leftover)
             cleanup.pop_all()
-        scan = _Scan([meta], array("q", [0]), good_end=len(meta.line) + 1, size=len(meta.line) + 1)
-        return self._adopt(run_id, fd, lock_fd, scan), [meta]
+        starts = array("q")
+        end = 0
+        for stored in creation:
+            starts.append(end)
+            end += len(stored.line) + 1
+        # The creation synced the directory after the lock file was made: its name is durable.
+        journal = self._adopt(
+            run_id, fd, lock_fd, _Scan(creation, starts, good_end=end, size=end), lock_name_durable=True
+        )
+        return journal, creation
 
-    def _write_meta(self, path: Path, fd: int, meta: StoredRecord) -> None:
-        """Replace any leftover with the meta line, durably, name included."""
+    def _write_creation(
+        self, path: Path, fd: int, lock_fd: int, creation: list[StoredRecord], leftover: _Intent | None
+    ) -> None:
+        """Replace any leftover with the creation batch, durably, name included; several lines go under an intent."""
+        data = b"".join(stored.line + b"\n" for stored in creation)
+        intent = _Intent(1, len(creation), 0, len(data)) if len(creation) > 1 else None
         try:
+            if intent is not None:
+                _declare(lock_fd, intent)
+                self._fsync_dir()  # the lock file may be new: its name must outlive a power cut like the intent
+            elif leftover is not None:
+                # A crashed creation batch's intent would otherwise claim this meta as part of it.
+                _blank(lock_fd, durable=True)
             os.ftruncate(fd, 0)
-            _write_all(fd, meta.line + b"\n", 0)
+            _write_all(fd, data, 0)
             os.fsync(fd)
             self._fsync_dir()
+            if not _same_file(fd, path):
+                raise OSError(errno.ESTALE, f"{path} was replaced or removed while the run was being created")
         except OSError:
             # Unlink rather than leave a meta nobody acknowledged: a retry of
             # the same creation would take it for its own and report success
             # for a line that may never reach the disk.
             with contextlib.suppress(OSError):
-                os.unlink(path)
+                if _same_file(fd, path):
+                    os.unlink(path)
             raise
+        if intent is not None:
+            with contextlib.suppress(OSError):
+                _blank(lock_fd, durable=False)
 
     def _open_sync(
-        self, run_id: str, _: StoredRecord | None, *, known: Sequence[StoredRecord] = ()
+        self, run_id: str, _: list[StoredRecord] | None, *, known: Sequence[StoredRecord] = ()
     ) -> tuple[FileJournal, list[StoredRecord]]:
         with contextlib.ExitStack() as cleanup, _os_errors(run_id, "opening the journal"):
             if not os.path.lexists(self._journal_path(run_id)):
@@ -614,74 +1021,71 @@ class FileBackend(Backend):
             lock_fd = self._lock(run_id)
             cleanup.callback(os.close, lock_fd)
             try:
-                fd = os.open(self._journal_path(run_id), os.O_RDWR | os.O_CLOEXEC)
+                fd = _open_regular(run_id, self._journal_path(run_id), os.O_RDWR)
             except FileNotFoundError:
                 raise RunNotFoundError(run_id) from None
             cleanup.callback(os.close, fd)
-            scan = _scan(run_id, _read_all(fd), known)
+            intent = _held_intent(lock_fd)
+            scan = _scan(run_id, _read_all(fd), known, intent)
             if not scan.records:
                 raise RunNotFoundError(run_id)
             if scan.good_end < scan.size:
-                # Cut the torn tail now: the next append would be glued to the
-                # fragment and an acknowledged record later dropped as torn.
+                # Cut the torn tail (or the incomplete batch) now: the next append would be
+                # glued to the fragment and an acknowledged record later dropped as torn.
                 os.ftruncate(fd, scan.good_end)
                 os.fsync(fd)
+            if intent is not None:
+                # Durably, and only after the cut is: single appends at the batch's seqs come next.
+                _blank(lock_fd, durable=True)
+            # A lock file that ever held an intent had its name synced then (see FileJournal).
+            lock_name_durable = os.fstat(lock_fd).st_size >= INTENT_BYTES
             cleanup.pop_all()
-        return self._adopt(run_id, fd, lock_fd, scan), scan.records
+        return self._adopt(run_id, fd, lock_fd, scan, lock_name_durable=lock_name_durable), scan.records
 
     def _load_sync(self, run_id: str) -> list[StoredRecord]:
         with _os_errors(run_id, "reading the journal"):
-            try:
-                fd = os.open(self._journal_path(run_id), os.O_RDONLY | os.O_CLOEXEC)
-            except FileNotFoundError:
-                raise RunNotFoundError(run_id) from None
+            fd = self._open_for_reading(run_id)
             try:
                 data = _read_all(fd)
             finally:
                 os.close(fd)
-        found = _scan(run_id, data).records
+            # The intent after the data: an intent that is gone by now was blanked after its batch was whole.
+            intent = self._peek_intent(run_id)
+        found = _scan(run_id, data, intent=intent).records
         if not found:
             raise RunNotFoundError(run_id)
         return found
 
-    def _backward_sync(
-        self,
-        run_id: str,
-        reader: Callable[[str, int, Callable[[StoredRecord], bool]], T],
-        stop: Callable[[StoredRecord], bool],
-    ) -> T:
-        """Run a backward reader (ends or tail) on a lock-free descriptor of the journal."""
+    def _read_sync(self, run_id: str, reader: Callable[[int, int, _Intent | None], T]) -> T:
+        """Run a lock-free reader (ends, tail, meta) on a descriptor of the journal, starting over if it shrinks."""
         with _os_errors(run_id, "reading the journal"):
+            fd = self._open_for_reading(run_id)
             try:
-                fd = os.open(self._journal_path(run_id), os.O_RDONLY | os.O_CLOEXEC)
-            except FileNotFoundError:
-                raise RunNotFoundError(run_id) from None
-            try:
-                for _ in range(_ENDS_ATTEMPTS):
+                for _ in range(_READ_ATTEMPTS):
+                    size = os.fstat(fd).st_size
+                    intent = self._peek_intent(run_id)
                     try:
-                        return reader(run_id, fd, stop)
+                        return reader(fd, size, intent)
                     except _ShrunkError:
                         continue  # a writer cut its tail while we read; what it cut was never acknowledged
                     except _BackwardDamageError as damage:
                         # Damage is rare: pay for a full read to name the line, as load would.
-                        _scan(run_id, _read_all(fd))
+                        _scan(run_id, _read_all(fd), intent=intent)
                         raise CorruptJournalError(run_id, damage.problem, seq=damage.seq) from damage
                 raise StorageUnavailableError(run_id, "the journal kept shrinking while it was read")
             finally:
                 os.close(fd)
 
-    def _meta_sync(self, run_id: str) -> StoredRecord:
-        """The first line only: a listing orders 10,000 runs by their metas without reading their tails."""
-        with _os_errors(run_id, "reading the journal"):
-            try:
-                fd = os.open(self._journal_path(run_id), os.O_RDONLY | os.O_CLOEXEC)
-            except FileNotFoundError:
-                raise RunNotFoundError(run_id) from None
-            try:
-                size = os.fstat(fd).st_size
-                return _decode_meta(run_id, _first_line(fd, size), size)
-            finally:
-                os.close(fd)
+    def _cursor_sync(self, run_id: str, from_seq: int) -> _StreamCursor:
+        """Check the meta (a run with none is not found) and hand a cursor its own descriptor."""
+
+        def start(fd: int, size: int, intent: _Intent | None) -> _StreamCursor:
+            read = _fd_reader(fd)
+            end, strict = _acknowledged_end(read, size, intent)
+            _decode_meta(run_id, _first_line(read, end), end, torn_allowed=not strict)
+            return _StreamCursor(run_id, os.dup(fd), end, strict, from_seq)
+
+        return self._read_sync(run_id, start)
 
     def _list_sync(self) -> list[str]:
         with _os_errors(None, f"listing {self._dir}"), os.scandir(self._dir) as entries:
@@ -692,3 +1096,12 @@ class FileBackend(Backend):
                 and is_valid_run_id(entry.name.removesuffix(JOURNAL_SUFFIX))
                 and entry.is_file()
             ]
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """True when ``path`` (not followed if a link) names the file open on ``fd``."""
+    try:
+        held, found = os.fstat(fd), os.stat(path, follow_symlinks=False)
+    except OSError:
+        return False
+    return (held.st_dev, held.st_ino) == (found.st_dev, found.st_ino)

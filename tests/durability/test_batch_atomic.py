@@ -1,0 +1,161 @@
+"""SIGKILL in the middle of batches of 1 MB records: after restart no batch is ever there in part.
+
+A child process creates a run with a creation batch (meta + 7 records) and
+appends two more batches of 8, every record about 1 MB, through the file
+backend. Its writes go to the kernel in 1 MiB pieces (a short write the
+backend continues, as the kernel may do at any time) and it reports each piece,
+so the parent can SIGKILL it at a seeded random piece: most kills land with a
+batch partly written. Then, with the child dead, every lock-free reader and a
+fresh writer must see whole batches only, and every acknowledged record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import signal
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from runjournal_server.backends.file import FileBackend
+from runjournal_server.errors import RunNotFoundError
+from tests.durability.harness import journal_path, make_seed, memory_data_dir, split_journal
+
+KILLS = 20
+MAX_ATTEMPTS = 40
+"""A child may finish before its chosen piece; such a run counts as no kill."""
+BATCH = 8
+BATCHES = 3
+"""The creation batch and two appended ones."""
+RECORD_CHARS = 1_000_000
+PIECE_BYTES = 1 << 20
+CHILD_SECONDS = 30.0
+
+CHILD = f"""
+import asyncio, os, sys
+from pathlib import Path
+from runjournal_server import records
+from runjournal_server.backends import file as file_module
+from runjournal_server.backends.file import FileBackend
+from tests.unit import builders as b
+
+class PiecewiseOs:
+    '''``os`` as the backend sees it, but a large write goes to the kernel 1 MiB at a time, each piece reported.'''
+    def __getattr__(self, name):
+        return getattr(os, name)
+    def pwrite(self, fd, data, offset):
+        written = os.pwrite(fd, data[:{PIECE_BYTES}], offset)
+        if len(data) > 4096:
+            print("piece", flush=True)
+        return written
+
+async def main() -> None:
+    data_dir, run_id = sys.argv[1:3]
+    encoded = [records.encode(b.meta(run_id=run_id))]
+    encoded += [
+        records.encode(b.note(seq, f"{{run_id}} seq {{seq}} " + "x" * {RECORD_CHARS}))
+        for seq in range(2, {BATCH * BATCHES} + 1)
+    ]
+    backend = FileBackend(Path(data_dir))
+    await backend.start()
+    file_module.os = PiecewiseOs()
+    journal = await backend.create_journal(run_id, encoded[0], encoded[1:{BATCH}])
+    print("acked", journal.last_seq, flush=True)
+    for start in range({BATCH}, len(encoded), {BATCH}):
+        await journal.append(encoded[start : start + {BATCH}])
+        print("acked", journal.last_seq, flush=True)
+    print("done", flush=True)
+    await backend.close()
+
+asyncio.run(main())
+"""
+
+
+def run_child(data_dir: Path, run_id: str, kill_at_piece: int) -> tuple[bool, int]:
+    """Run the writer and SIGKILL it after its ``kill_at_piece``-th piece; (killed, last acknowledged seq)."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(data_dir), run_id],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    pieces = acked = 0
+    killed = False
+    for line in child.stdout:
+        word, *rest = line.split()
+        if word == "acked":
+            acked = int(rest[0])
+        elif word == "piece":
+            pieces += 1
+            if pieces == kill_at_piece:
+                os.kill(child.pid, signal.SIGKILL)
+                killed = True
+                break
+    _, err = child.communicate(timeout=CHILD_SECONDS)
+    if killed:
+        assert child.returncode == -signal.SIGKILL, err
+    else:
+        assert child.returncode == 0, err
+    return killed, acked
+
+
+async def check_after_kill(data_dir: Path, run_id: str, acked: int, stats: Counter[str]) -> None:
+    """Whole batches only, through every reader; acknowledged records all there."""
+    lines, fragment = split_journal(journal_path(data_dir, run_id).read_bytes())
+    if len(lines) % BATCH or fragment:
+        stats["kills that left a batch partly on disk"] += 1
+    backend = FileBackend(data_dir)
+    await backend.start()
+    try:
+        try:
+            seen = [
+                len(await backend.load(run_id)),
+                len([item async for item in backend.stream(run_id, 1)]),
+                (await backend.ends(run_id, lambda _: False)).last_seq,
+            ]
+            await backend.meta(run_id)
+            journal, stored = await backend.open_journal(run_id)
+            seen.append(len(stored))
+            await journal.close()
+            seen.append(len(await backend.load(run_id)))
+        except RunNotFoundError:
+            assert acked == 0, f"{run_id}: acknowledged up to seq {acked} but not found"
+            stats["creations left absent"] += 1
+            return
+        assert all(count >= acked for count in seen), (run_id, seen, acked)
+        if any(count % BATCH for count in seen):
+            stats["partial batches after restart"] += 1
+        assert len(set(seen)) == 1, (run_id, seen)
+        stats["whole batches kept"] += seen[0] // BATCH
+    finally:
+        await backend.close()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+async def test_sigkill_during_batches_of_1mb_records_leaves_no_partial_batch(tmp_path: Path) -> None:
+    seed = make_seed()
+    rng = random.Random(seed)
+    total_pieces = BATCH * BATCHES * (RECORD_CHARS + 200) // PIECE_BYTES
+    stats: Counter[str] = Counter()
+    with memory_data_dir(tmp_path) as data_dir:
+        data_dir.mkdir(parents=True)
+        for attempt in range(MAX_ATTEMPTS):
+            if stats["kills"] == KILLS:
+                break
+            run_id = f"kill-{attempt:02d}"
+            killed, acked = await asyncio.to_thread(run_child, data_dir, run_id, rng.randint(1, total_pieces))
+            stats["kills" if killed else "children that finished"] += 1
+            await check_after_kill(data_dir, run_id, acked, stats)
+            for suffix in (".jsonl", ".lock"):
+                (data_dir / f"{run_id}{suffix}").unlink(missing_ok=True)  # keep /dev/shm small
+    print(f"batch kill suite (seed {seed}, RUNJOURNAL_TEST_SEED to replay): {dict(stats)}")
+    assert stats["kills"] == KILLS
+    assert stats["partial batches after restart"] == 0, stats
+    assert stats["kills that left a batch partly on disk"] >= KILLS // 2, "the kills must land inside batches"
