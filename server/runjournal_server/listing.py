@@ -7,7 +7,10 @@ of each meta (creation time, labels, task) is cached, so ordering 10,000 runs
 reads each meta once per server lifetime.
 
 Damage is never hidden: a run whose meta or tail cannot be read, or that the
-server already found damaged on a full read, is listed as CORRUPT.
+server already found damaged on a full read, is listed as CORRUPT. Nor does
+one run fail the listing of all the others: a run the store fails to read
+(STORAGE_UNAVAILABLE, or any refusal but "not found") is listed as
+UNAVAILABLE with what the store said, and read again by the next listing.
 """
 
 from __future__ import annotations
@@ -141,6 +144,10 @@ class RunListing:
                 summary.waiting_calls.extend(waiting_calls(tail))
         except CorruptJournalError as err:
             return corrupt_summary(run_id, err.message)
+        except RunNotFoundError:
+            raise  # a creation that never became durable: not a run (see _summaries)
+        except JournalError as err:
+            return unavailable_summary(run_id, err.message)
         return summary
 
     async def _meta_infos(self, run_ids: Sequence[str]) -> dict[str, _MetaInfo]:
@@ -163,6 +170,11 @@ class RunListing:
             labels=dict(meta.labels),
             task_id=meta.task_id,
         )
+
+
+def unavailable_summary(run_id: str, problem: str) -> state_pb2.RunSummary:
+    """The listing entry of a run the store could not read this time: listed, never hidden, never fatal."""
+    return state_pb2.RunSummary(run_id=run_id, status=state_pb2.RUN_STATUS_UNAVAILABLE, corruption=problem)
 
 
 def encode_page_token(key: SortKey | None) -> str:

@@ -22,6 +22,7 @@ class RunStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     RUN_STATUS_MAX_ITERATIONS: _ClassVar[RunStatus]
     RUN_STATUS_CANCELLED: _ClassVar[RunStatus]
     RUN_STATUS_CORRUPT: _ClassVar[RunStatus]
+    RUN_STATUS_UNAVAILABLE: _ClassVar[RunStatus]
 
 class FieldClass(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -45,6 +46,7 @@ RUN_STATUS_BUDGET: RunStatus
 RUN_STATUS_MAX_ITERATIONS: RunStatus
 RUN_STATUS_CANCELLED: RunStatus
 RUN_STATUS_CORRUPT: RunStatus
+RUN_STATUS_UNAVAILABLE: RunStatus
 FIELD_CLASS_UNSPECIFIED: FieldClass
 FIELD_CLASS_HARD: FieldClass
 FIELD_CLASS_BLOCKING: FieldClass
