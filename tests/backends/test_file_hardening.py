@@ -8,10 +8,13 @@ included. The real SIGKILLs are in ``tests/durability/test_batch_atomic.py``.
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import os
+import threading
 import tracemalloc
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -510,3 +513,58 @@ async def test_a_journal_replaced_while_held_refuses_the_append_and_reopens_from
     await reopened.append([note(3)])
     await reopened.close()
     assert lines(await file_backend.load(RUN)) == lines([meta(), note(2), note(3)])
+
+
+async def test_a_stream_cancelled_while_it_reads_closes_its_file_once_the_read_is_done(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The thread still reads on the descriptor after the cancel: closing it then could read another file's bytes."""
+    executor = ThreadPoolExecutor(max_workers=1)
+    backend = FileBackend(data_dir, executor=executor)
+    await backend.start()
+    stored = [meta(), *[note(seq, "c" * 50_000) for seq in range(2, 40)]]
+    await (await created(backend, *stored)).close()
+    armed, entered, release = threading.Event(), threading.Event(), threading.Event()
+
+    def held_pread(fd: int, size: int, offset: int) -> bytes:
+        if armed.is_set():
+            entered.set()
+            release.wait()
+        return os.pread(fd, size, offset)
+
+    before = open_fds()
+    stream = backend.stream(RUN, 1)
+    assert (await anext(stream)).seq == 1
+    faults(monkeypatch, pread=held_pread)
+    armed.set()
+
+    async def drain() -> None:
+        async for _ in stream:
+            pass
+
+    loop = asyncio.get_running_loop()
+    task = asyncio.create_task(drain())
+    await loop.run_in_executor(None, entered.wait)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert len(open_fds() - before) == 1, "the read in progress keeps its descriptor"
+    armed.clear()
+    release.set()
+    await loop.run_in_executor(executor, lambda: None)  # one worker, in order: the read is done
+    assert open_fds() == before
+    await backend.close()
+    executor.shutdown()
+
+
+async def test_a_stream_read_error_is_storage_unavailable(
+    file_backend: FileBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stored = [meta(), *[note(seq, "e" * 50_000) for seq in range(2, 20)]]
+    await (await created(file_backend, *stored)).close()
+    stream = file_backend.stream(RUN, 1)
+    assert (await anext(stream)).seq == 1
+    faults(monkeypatch, pread=fails(errno.EIO, os.pread))
+    with pytest.raises(StorageUnavailableError, match="reading the journal"):
+        async for _ in stream:
+            pass

@@ -537,7 +537,7 @@ class _StreamCursor:
     def next_records(self) -> list[StoredRecord]:
         """The next records (at least one unless the end is reached): about one chunk's worth."""
         try:
-            with self._mutex:
+            with self._mutex, _os_errors(self._run_id, "reading the journal"):
                 if self._closed:
                     return []
                 if self._damage is not None:
