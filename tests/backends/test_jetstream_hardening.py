@@ -34,6 +34,7 @@ from runjournal_server.errors import (
     RunExistsError,
     RunNotFoundError,
     StorageFullError,
+    StorageUnavailableError,
 )
 from runjournal_server.records import StoredRecord, encode
 from runjournal_server.summary import is_inert
@@ -180,6 +181,28 @@ async def test_a_lost_ack_of_a_creation_batch_is_settled_by_reading_it_back(
     assert journal.last_seq == 3
     await journal.append(turns(4, 4))
     assert await raw.count(nats_stream.name, f"{nats_stream.prefix}.{RUN}.>") == 4
+
+
+async def test_recreating_a_removed_run_within_the_duplicate_window_stores_nothing_and_says_why(
+    nats_server: NatsServer, nats_stream: StreamTarget, raw: Raw
+) -> None:
+    """The stream answers "duplicate" for the meta's message id: nothing is stored, and the run is not there."""
+    config = {**stream_config(nats_stream.name, nats_stream.prefix, replicas=1), "deny_delete": False}
+    assert "error" not in await raw.api(f"STREAM.CREATE.{nats_stream.name}", config)
+    backend = backend_for(nats_server.url, nats_stream)
+    await backend.start()
+    try:
+        await backend.create_journal(RUN, meta())
+        removed = await raw.api(f"STREAM.MSG.GET.{nats_stream.name}", {"last_by_subj": subject(nats_stream, "meta")})
+        deleted = await raw.api(f"STREAM.MSG.DELETE.{nats_stream.name}", {"seq": removed["message"]["seq"]})
+        assert deleted.get("success"), deleted
+        with pytest.raises(StorageUnavailableError, match="duplicate window"):
+            await backend.create_journal(RUN, meta())
+        with pytest.raises(RunNotFoundError):
+            await backend.load(RUN)
+    finally:
+        await backend.close()
+        await delete_stream(nats_server.url, nats_stream.name)
 
 
 # ---------------------------------------------------------------- item 10: refusals are write races

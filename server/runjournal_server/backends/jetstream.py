@@ -558,8 +558,14 @@ class JetStreamBackend(Backend):
                 raise StorageFullError(run_id, f"creating the run: {err}") from err
             raise StorageUnavailableError(run_id, f"creating the run: {err}") from err
         if ack.duplicate:
-            # The fence passed, so the run has no message: the id is remembered
+            # Nothing was stored by this call. Where the server checks the
+            # duplicate window before the fence, an earlier request's meta is
+            # there: RUN_EXISTS, and runs.py verifies the retry. Where the fence
+            # came first it passed, so the run is empty and the id is remembered
             # from a run removed within the duplicate window.
+            (stored,) = await self._read(run_id, [self._layout.subject(run_id, 1)])
+            if stored is not None:
+                raise RunExistsError(run_id)
             raise StorageUnavailableError(
                 run_id, "the stream took the meta for a duplicate of a removed run; retry after its duplicate window"
             )
