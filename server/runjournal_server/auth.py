@@ -6,6 +6,15 @@ Tokens live in a TOML file (``auth_tokens_file``), one table per token:
     name = "team-a"                      # appears in logs and errors; the token never does
     sha256 = "<hex SHA-256 of the token>"
     run_id_prefixes = ["team-a-"]        # "" allows every run
+    scopes = ["worker"]                  # optional; "worker" and/or "operator"
+
+A ``worker`` token appends, claims and submits/completes tasks; an
+``operator`` token answers deferred calls and approves or denies them; either
+may fold, read and list (an operator must see what it decides). A token
+without ``scopes`` is a worker only: least privilege, because the hole scopes
+close is a worker approving its own calls, and a token file written before
+scopes existed cannot have meant any token to be trusted with that. An
+operator token is marked so explicitly; the refusal names the missing scope.
 
 Only the SHA-256 of each token is kept, in the file and in memory, and the
 presented token's digest is compared against every entry with
@@ -16,6 +25,7 @@ with one of its prefixes: that is the tenant boundary.
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import hmac
 import tomllib
@@ -23,6 +33,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from runjournal.v1 import records_pb2
 from runjournal_server.errors import PermissionDeniedError, UnauthenticatedError
 
 AUTHORIZATION_HEADER = "authorization"
@@ -34,12 +45,69 @@ class TokenFileError(ValueError):
     """The tokens file is unreadable or malformed; the message says where."""
 
 
+class Scope(enum.StrEnum):
+    """What a token may do, beyond reading (see the module docstring)."""
+
+    WORKER = "worker"
+    OPERATOR = "operator"
+
+
+DEFAULT_SCOPES = frozenset({Scope.WORKER})
+"""The scopes of a token whose entry names none: a worker, never an operator."""
+
+ANY_SCOPE = frozenset(Scope)
+"""What reading needs: any one scope."""
+
+
 @dataclass(frozen=True)
 class Access:
-    """What one caller may touch."""
+    """What one caller may touch and do; ``authenticated`` is False only with auth off."""
 
     name: str
     run_id_prefixes: tuple[str, ...]
+    scopes: frozenset[Scope] = DEFAULT_SCOPES
+    authenticated: bool = True
+
+    @property
+    def principal(self) -> str | None:
+        """The token's name, to record as who answered or decided; None with auth off."""
+        return self.name if self.authenticated else None
+
+    def check_scope(self, needed: frozenset[Scope], run_id: str | None = None) -> None:
+        """Refuse unless the token holds one of ``needed``."""
+        if not self.scopes & needed:
+            raise PermissionDeniedError(self.name, run_id=run_id or None, scope=",".join(sorted(needed)))
+
+    def approver(self, requested: str, run_id: str) -> str:
+        """Who an approval names: the token's name with auth on (refusing any other), else the request's."""
+        if not self.authenticated:
+            return requested
+        if requested not in ("", self.name):
+            raise PermissionDeniedError(
+                self.name,
+                run_id=run_id,
+                problem=f"it may not decide in the name of {requested!r}; leave approver empty to record {self.name!r}",
+            )
+        return self.name
+
+    def check_appended(self, records: Iterable[records_pb2.Record], run_id: str) -> None:
+        """With auth on, refuse records that only Approve and Answer may write, whatever the token's scopes.
+
+        They record who decided or answered as the server authenticated it;
+        written through Append, they would carry whatever name the writer chose.
+        """
+        if not self.authenticated:
+            return
+        for record in records:
+            kind = record.WhichOneof("payload")
+            if kind == "approval" or (kind == "tool_result" and record.tool_result.answered_by):
+                what = "an approval" if kind == "approval" else "a tool_result with answered_by"
+                raise PermissionDeniedError(
+                    self.name,
+                    run_id=run_id,
+                    problem=f"{what} is written only by {'Approve' if kind == 'approval' else 'Answer'}, "
+                    "which records the authenticated token's name",
+                )
 
     def allows(self, run_id: str) -> bool:
         return any(run_id.startswith(prefix) for prefix in self.run_id_prefixes)
@@ -54,7 +122,7 @@ class Access:
             raise PermissionDeniedError(self.name, task_id=task_id)
 
 
-UNRESTRICTED = Access(name="anonymous", run_id_prefixes=("",))
+UNRESTRICTED = Access(name="anonymous", run_id_prefixes=("",), scopes=ANY_SCOPE, authenticated=False)
 
 
 @dataclass(frozen=True)
@@ -107,8 +175,8 @@ def _bearer_token(metadata: Iterable[tuple[str, str | bytes]]) -> str | None:
 
 def _parse_entry(path: Path, index: int, entry: object) -> _Token:
     where = f"tokens file {path}, token #{index + 1}"
-    if not isinstance(entry, dict) or set(entry) - {"name", "sha256", "run_id_prefixes"}:
-        raise TokenFileError(f"{where}: allowed keys are name, sha256 and run_id_prefixes")
+    if not isinstance(entry, dict) or set(entry) - {"name", "sha256", "run_id_prefixes", "scopes"}:
+        raise TokenFileError(f"{where}: allowed keys are name, sha256, run_id_prefixes and scopes")
     name, digest, prefixes = entry.get("name"), entry.get("sha256"), entry.get("run_id_prefixes")
     if not isinstance(name, str) or not name:
         raise TokenFileError(f"{where}: 'name' is required")
@@ -116,7 +184,20 @@ def _parse_entry(path: Path, index: int, entry: object) -> _Token:
         raise TokenFileError(f"{where} ({name}): 'sha256' must be 64 lower-case hex digits")
     if not isinstance(prefixes, list) or not prefixes or not all(isinstance(p, str) for p in prefixes):
         raise TokenFileError(f"{where} ({name}): 'run_id_prefixes' must be a non-empty list of strings")
-    return _Token(bytes.fromhex(digest), Access(name=name, run_id_prefixes=tuple(prefixes)))
+    scopes = _parse_scopes(f"{where} ({name})", entry.get("scopes"))
+    return _Token(bytes.fromhex(digest), Access(name=name, run_id_prefixes=tuple(prefixes), scopes=scopes))
+
+
+def _parse_scopes(where: str, scopes: object) -> frozenset[Scope]:
+    if scopes is None:
+        return DEFAULT_SCOPES
+    known = ", ".join(repr(str(s)) for s in Scope)
+    if not isinstance(scopes, list) or not scopes or not all(isinstance(s, str) for s in scopes):
+        raise TokenFileError(f"{where}: 'scopes' must be a non-empty list of {known}")
+    unknown = sorted(set(scopes) - set(Scope))
+    if unknown:
+        raise TokenFileError(f"{where}: unknown scopes {unknown}; use {known}")
+    return frozenset(Scope(s) for s in scopes)
 
 
 def token_sha256(token: str) -> str:

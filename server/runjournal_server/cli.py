@@ -2,7 +2,8 @@
 
 ``runjournal serve`` runs the server (file backend in ./runjournal-data on
 127.0.0.1:50051 with no flags). ``runs list``, ``runs show``, ``inbox``,
-``answer`` and ``approve`` talk to a running server through the Python client.
+``answer`` and ``approve`` talk to a running server through the Python client,
+sending ``$RUNJOURNAL_TOKEN`` as the bearer token when it is set.
 ``migrate`` copies runs and tasks between stores (``migrate.py``), and
 ``dev-nats`` runs a local nats-server for the JetStream backend (``devnats.py``).
 """
@@ -16,11 +17,17 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runjournal_server import config as config_module
 from runjournal_server import devnats, migrate
 
+if TYPE_CHECKING:  # the client is imported only by the commands that talk to a server
+    from runjournal import JournalClient
+
 DEFAULT_ADDRESS = "127.0.0.1:50051"
+TOKEN_ENV = "RUNJOURNAL_TOKEN"
+"""The bearer token the people's commands send, when the server has token auth on."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -92,7 +99,9 @@ def _parser() -> argparse.ArgumentParser:
     decision.add_argument("--approve", dest="decision", action="store_const", const="approved", help="let it run")
     decision.add_argument("--deny", dest="decision", action="store_const", const="denied", help="refuse it")
     approve.add_argument("--reason", default="", help="why, for the record")
-    approve.add_argument("--approver", help='who decides (default: $USER, else "cli")')
+    approve.add_argument(
+        "--approver", help=f'who decides (default: $USER, else "cli"; with ${TOKEN_ENV} set, the token\'s name)'
+    )
     approve.set_defaults(handler=_approve)
 
     migrating = commands.add_parser(
@@ -139,7 +148,6 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _runs_list(args: argparse.Namespace) -> int:
-    from runjournal import JournalClient
     from runjournal.v1 import state_pb2
 
     status = 0
@@ -150,7 +158,7 @@ def _runs_list(args: argparse.Namespace) -> int:
             return 2
         status = state_pb2.RunStatus.Value(name)
     labels = dict(args.label)
-    with JournalClient(args.address) as client:
+    with _client(args) as client:
         print(f"{'RUN':<40} {'STATUS':<15} {'LAST SEQ':>8}  CREATED")
         for count, run in enumerate(client.iter_runs(status=status, labels=labels, task_id=args.task)):
             if count >= args.limit:
@@ -164,44 +172,54 @@ def _runs_list(args: argparse.Namespace) -> int:
 
 
 def _runs_show(args: argparse.Namespace) -> int:
-    from runjournal import JournalClient
     from runjournal_server.render import render_state
 
-    with JournalClient(args.address) as client:
+    with _client(args) as client:
         print(render_state(client.fold(args.run_id)))
     return 0
 
 
 def _answer(args: argparse.Namespace) -> int:
-    from runjournal import JournalClient
-
     if args.result_file is not None:
         text = sys.stdin.read() if str(args.result_file) == "-" else args.result_file.read_text(encoding="utf-8")
     else:
         text = args.result
-    with JournalClient(args.address) as client:
+    with _client(args) as client:
         seq = client.answer(args.run_id, args.call_id, text=text, is_error=args.error)
     print(f"answered {args.call_id} in run {args.run_id} at seq {seq}")
     return 0
 
 
 def _inbox(args: argparse.Namespace) -> int:
-    from runjournal import JournalClient
     from runjournal_server.render import render_inbox
 
-    with JournalClient(args.address) as client:
+    with _client(args) as client:
         print(render_inbox(client.inbox(labels=dict(args.label), task_id=args.task)))
     return 0
 
 
 def _approve(args: argparse.Namespace) -> int:
+    # With a token the server records the token's name as the approver (and
+    # refuses any other), so only an explicit --approver is sent.
+    default = "" if os.environ.get(TOKEN_ENV) else os.environ.get("USER") or "cli"
+    approver = args.approver or default
+    with _client(args) as client:
+        seq = client.approve(args.run_id, args.call_id, args.decision, approver, args.reason)
+    print(f"{args.decision} {args.call_id} in run {args.run_id} at seq {seq} (by {approver or 'the token holder'})")
+    return 0
+
+
+def _client(args: argparse.Namespace) -> JournalClient:
+    """A client of ``--address``, sending ``$RUNJOURNAL_TOKEN`` as its bearer token when set.
+
+    The token comes from the environment only: a command-line flag would show
+    it to every user of the machine in the process list.
+    """
     from runjournal import JournalClient
 
-    approver = args.approver or os.environ.get("USER") or "cli"
-    with JournalClient(args.address) as client:
-        seq = client.approve(args.run_id, args.call_id, args.decision, approver, args.reason)
-    print(f"{args.decision} {args.call_id} in run {args.run_id} at seq {seq} (by {approver})")
-    return 0
+    token = os.environ.get(TOKEN_ENV, "")
+    metadata = [("authorization", f"Bearer {token}")] if token else []
+    return JournalClient(args.address, metadata=metadata)
 
 
 def _label(text: str) -> tuple[str, str]:

@@ -295,12 +295,18 @@ class PermissionDeniedError(JournalError):
     reason = Reason.PERMISSION_DENIED
 
     def __init__(
-        self, token_name: str, *, run_id: str | None = None, task_id: str | None = None, scope: str | None = None
+        self,
+        token_name: str,
+        *,
+        run_id: str | None = None,
+        task_id: str | None = None,
+        scope: str | None = None,
+        problem: str | None = None,
     ) -> None:
         named = f"run {run_id!r}" if run_id is not None else f"task {task_id!r}"
-        if scope is not None:
+        if problem is None and scope is not None:
             problem = f"this call needs the {scope!r} scope, which the token lacks; use a token with that scope"
-        else:
+        elif problem is None:
             problem = f"{named} is outside the token's id prefixes"
         super().__init__(
             f"token {token_name!r} may not do this to {named}: {problem}",

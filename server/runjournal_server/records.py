@@ -648,6 +648,11 @@ def _user(c: _Checker, m: pb.UserFollowUp) -> None:
 def _tool_result(c: _Checker, m: pb.ToolResult) -> None:
     c.tool_use_id(m.tool_use_id, "tool_result.tool_use_id")
     _blocks(c, m.content, "tool_result.content", _PLAIN_BLOCKS, required=False)
+    if m.answered_by:
+        c.length(m.answered_by, "tool_result.answered_by", 1, 256)
+        # Only an out-of-band answer has someone who answered it from outside the worker.
+        if not m.remote:
+            c.fail("tool_result.answered_by", "is set only on a remote result (an out-of-band answer)")
 
 
 def _deferral(c: _Checker, m: pb.Deferral) -> None:

@@ -466,10 +466,18 @@ class Runs:
     # ----------------------------------------------------------------- answer
 
     async def answer(
-        self, run_id: str, tool_use_id: str, content: Sequence[records_pb2.ContentBlock], is_error: bool
+        self,
+        run_id: str,
+        tool_use_id: str,
+        content: Sequence[records_pb2.ContentBlock],
+        is_error: bool,
+        *,
+        answered_by: str = "",
     ) -> int:
-        """Write the one tool_result that answers a deferred call."""
-        result = records_pb2.ToolResult(tool_use_id=tool_use_id, content=content, is_error=is_error, remote=True)
+        """Write the one tool_result that answers a deferred call; ``answered_by`` is the authenticated answerer."""
+        result = records_pb2.ToolResult(
+            tool_use_id=tool_use_id, content=content, is_error=is_error, remote=True, answered_by=answered_by
+        )
         return await self._write_out_of_band(
             run_id, tool_use_id, records_pb2.Record(tool_result=result), "tool_result.", self._check_answerable
         )

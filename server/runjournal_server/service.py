@@ -24,7 +24,7 @@ from runjournal.v1 import journal_service_pb2_grpc as pb_grpc
 from runjournal.v1 import records_pb2
 from runjournal.v1 import task_service_pb2 as tpb
 from runjournal.v1 import task_service_pb2_grpc as tpb_grpc
-from runjournal_server.auth import UNRESTRICTED, Access, TokenTable
+from runjournal_server.auth import ANY_SCOPE, UNRESTRICTED, Access, Scope, TokenTable
 from runjournal_server.errors import InvalidArgumentError, JournalError, Reason
 from runjournal_server.listing import RunFilter
 from runjournal_server.records import StoredRecord
@@ -38,22 +38,37 @@ Response = TypeVar("Response")
 
 
 def _unary(
-    method: Callable[[Any, Any, grpc.aio.ServicerContext, Access], Awaitable[Response]],
-) -> Callable[[Any, Any, grpc.aio.ServicerContext], Awaitable[Response]]:
-    """Authorize, then turn domain errors into rich statuses and hide unexpected ones."""
+    needs: frozenset[Scope],
+) -> Callable[
+    [Callable[[Any, Any, grpc.aio.ServicerContext, Access], Awaitable[Response]]],
+    Callable[[Any, Any, grpc.aio.ServicerContext], Awaitable[Response]],
+]:
+    """Authorize (the token must hold one of ``needs``), then turn domain errors into rich statuses."""
 
-    @functools.wraps(method)
-    async def handler(self: _Authorizing, request: Any, context: grpc.aio.ServicerContext) -> Response:
-        try:
-            return await method(self, request, context, self.authorize(request, context))
-        except JournalError as err:
-            await context.abort_with_status(to_status(err))
-        except Exception:
-            log.exception("unexpected failure in %s", method.__name__)
-            await context.abort(grpc.StatusCode.INTERNAL, "internal error; see the server log")
-        raise AssertionError("unreachable")  # abort always raises
+    def wrap(
+        method: Callable[[Any, Any, grpc.aio.ServicerContext, Access], Awaitable[Response]],
+    ) -> Callable[[Any, Any, grpc.aio.ServicerContext], Awaitable[Response]]:
+        @functools.wraps(method)
+        async def handler(self: _Authorizing, request: Any, context: grpc.aio.ServicerContext) -> Response:
+            try:
+                return await method(self, request, context, self.authorize(request, context, needs))
+            except JournalError as err:
+                await context.abort_with_status(to_status(err))
+            except Exception:
+                log.exception("unexpected failure in %s", method.__name__)
+                await context.abort(grpc.StatusCode.INTERNAL, "internal error; see the server log")
+            raise AssertionError("unreachable")  # abort always raises
 
-    return handler
+        return handler
+
+    return wrap
+
+
+# The scope each kind of call needs with token auth on (see auth.py): reading
+# is open to either scope, since an operator must see what it decides.
+_READS = ANY_SCOPE
+_WRITES = frozenset({Scope.WORKER})
+_DECIDES = frozenset({Scope.OPERATOR})
 
 
 @dataclass(frozen=True)
@@ -104,8 +119,9 @@ class _Authorizing:
     def __init__(self, tokens: TokenTable | None) -> None:
         self._tokens = tokens
 
-    def authorize(self, request: Any, context: grpc.aio.ServicerContext) -> Access:
-        """The caller's access; with tokens configured, its prefixes bound every run or task id it names.
+    def authorize(self, request: Any, context: grpc.aio.ServicerContext, needs: frozenset[Scope]) -> Access:
+        """The caller's access; with tokens configured, its prefixes bound every run or task id it names,
+        and it must hold one of the scopes the call ``needs``.
 
         Every handler calls this first, so it also refuses a request whose bytes
         did not parse (see ``add_to_server``), once the caller is authenticated.
@@ -122,6 +138,7 @@ class _Authorizing:
             access.check_run(request.run_id)
         if getattr(request, "task_id", ""):
             access.check_task(request.task_id)
+        access.check_scope(needs, getattr(request, "run_id", None))
         return access
 
 
@@ -132,17 +149,19 @@ class JournalServicer(_Authorizing, pb_grpc.JournalServiceServicer):
         super().__init__(tokens)
         self._runs = runs
 
-    @_unary
+    @_unary(_WRITES)
     async def Append(
         self, request: pb.AppendRequest, context: grpc.aio.ServicerContext, access: Access
     ) -> pb.AppendResponse:
+        access.check_appended([request.record], request.run_id)
         outcome = await self._runs.append(request.run_id, request.claim_token, [request.record])
         return pb.AppendResponse(seq=outcome.first_seq, duplicate=outcome.duplicates == 1, last_seq=outcome.last_seq)
 
-    @_unary
+    @_unary(_WRITES)
     async def AppendBatch(
         self, request: pb.AppendBatchRequest, context: grpc.aio.ServicerContext, access: Access
     ) -> pb.AppendBatchResponse:
+        access.check_appended(request.records, request.run_id)
         try:
             outcome = await self._runs.append(request.run_id, request.claim_token, list(request.records))
         except JournalError as err:
@@ -152,7 +171,7 @@ class JournalServicer(_Authorizing, pb_grpc.JournalServiceServicer):
             first_seq=outcome.first_seq, duplicates=outcome.duplicates, last_seq=outcome.last_seq
         )
 
-    @_unary
+    @_unary(_WRITES)
     async def Claim(
         self, request: pb.ClaimRequest, context: grpc.aio.ServicerContext, access: Access
     ) -> pb.ClaimResponse:
@@ -173,7 +192,7 @@ class JournalServicer(_Authorizing, pb_grpc.JournalServiceServicer):
             resume_reminder=outcome.resume_reminder,
         )
 
-    @_unary
+    @_unary(_READS)
     async def Fold(self, request: pb.FoldRequest, context: grpc.aio.ServicerContext, access: Access) -> pb.FoldResponse:
         response = pb.FoldResponse()
         # Filled in place: a long run's conversation is copied once, not twice.
@@ -182,23 +201,28 @@ class JournalServicer(_Authorizing, pb_grpc.JournalServiceServicer):
         )
         return response
 
-    @_unary
+    @_unary(_DECIDES)
     async def Answer(
         self, request: pb.AnswerRequest, context: grpc.aio.ServicerContext, access: Access
     ) -> pb.AnswerResponse:
-        seq = await self._runs.answer(request.run_id, request.tool_use_id, list(request.content), request.is_error)
+        seq = await self._runs.answer(
+            request.run_id,
+            request.tool_use_id,
+            list(request.content),
+            request.is_error,
+            answered_by=access.principal or "",
+        )
         return pb.AnswerResponse(seq=seq)
 
-    @_unary
+    @_unary(_DECIDES)
     async def Approve(
         self, request: pb.ApproveRequest, context: grpc.aio.ServicerContext, access: Access
     ) -> pb.ApproveResponse:
-        seq = await self._runs.approve(
-            request.run_id, request.tool_use_id, request.decision, request.approver, request.reason
-        )
+        approver = access.approver(request.approver, request.run_id)
+        seq = await self._runs.approve(request.run_id, request.tool_use_id, request.decision, approver, request.reason)
         return pb.ApproveResponse(seq=seq)
 
-    @_unary
+    @_unary(_READS)
     async def ListRuns(
         self, request: pb.ListRunsRequest, context: grpc.aio.ServicerContext, access: Access
     ) -> pb.ListRunsResponse:
@@ -216,7 +240,7 @@ class JournalServicer(_Authorizing, pb_grpc.JournalServiceServicer):
 
     async def Read(self, request: pb.ReadRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[pb.ReadResponse]:
         try:
-            self.authorize(request, context)
+            self.authorize(request, context, _READS)
             async for stored in self._runs.read(request.run_id, request.from_seq):
                 yield _read_item(stored)
         except JournalError as err:
@@ -273,26 +297,26 @@ class TaskServicer(_Authorizing, tpb_grpc.TaskServiceServicer):
         super().__init__(tokens)
         self._tasks = tasks
 
-    @_unary
+    @_unary(_WRITES)
     async def SubmitTask(
         self, request: tpb.SubmitTaskRequest, context: grpc.aio.ServicerContext, access: Access
     ) -> tpb.SubmitTaskResponse:
         task, created = await self._tasks.submit(request.task_id, request.request_json, dict(request.labels))
         return tpb.SubmitTaskResponse(task=task, created=created)
 
-    @_unary
+    @_unary(_WRITES)
     async def CompleteTask(
         self, request: tpb.CompleteTaskRequest, context: grpc.aio.ServicerContext, access: Access
     ) -> tpb.CompleteTaskResponse:
         return tpb.CompleteTaskResponse(task=await self._tasks.complete(request.task_id, request.outcome))
 
-    @_unary
+    @_unary(_READS)
     async def GetTask(
         self, request: tpb.GetTaskRequest, context: grpc.aio.ServicerContext, access: Access
     ) -> tpb.GetTaskResponse:
         return tpb.GetTaskResponse(task=await self._tasks.get(request.task_id))
 
-    @_unary
+    @_unary(_READS)
     async def ListTasks(
         self, request: tpb.ListTasksRequest, context: grpc.aio.ServicerContext, access: Access
     ) -> tpb.ListTasksResponse:

@@ -142,14 +142,18 @@ def is_own_write(stored: records_pb2.Record, request: OutOfBandRequest) -> bool:
 
 
 def is_same_approval(stored: records_pb2.Record, request: journal_service_pb2.ApproveRequest) -> bool:
-    """True when ``stored`` is the approval record the server writes for ``request``."""
+    """True when ``stored`` is the approval record the server writes for ``request``.
+
+    A request with no approver (token auth on: the server records the token's
+    name, which this client does not know) matches any approver.
+    """
     if stored.WhichOneof("payload") != "approval":
         return False
     approval = stored.approval
-    return (approval.tool_use_id, approval.decision, approval.approver, approval.reason) == (
+    same_approver = not request.approver or approval.approver == request.approver
+    return same_approver and (approval.tool_use_id, approval.decision, approval.reason) == (
         request.tool_use_id,
         request.decision,
-        request.approver,
         request.reason,
     )
 

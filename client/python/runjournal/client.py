@@ -244,6 +244,12 @@ class JournalClient(_SyncClient):
         ``decided_at_seq``), one answered already ``AlreadyAnsweredError``, one
         outside the pending batch ``CallNotPendingError``. As with ``answer``,
         a resent request that finds our own earlier decision returns its seq.
+
+        With token auth on, the call needs a token with the ``operator`` scope
+        and the server records the token's name as the approver: pass
+        ``approver=""`` (or the token's own name; any other name is
+        ``PermissionDeniedError``). ``answer`` likewise needs the operator scope
+        and records the token's name as the result's ``answered_by``.
         """
         request = _common.approve_request(run_id, tool_use_id, decision, approver, reason)
         return self._write_out_of_band(self._stub.Approve, request, timeout)

@@ -145,9 +145,11 @@ class JournalServiceServicer:
     def Answer(self, request, context):
         """Answers a deferred call of the run's pending batch by writing exactly one
         ordinary `tool_result` record (remote), so the next resume is an ordinary
-        resume. It validates before taking any lock. Needs no claim token.
+        resume. It validates before taking any lock. Needs no claim token. With
+        token auth on it needs the `operator` scope and the record's
+        `answered_by` is the token's name.
 
-        Errors: INVALID_ARGUMENT, RUN_NOT_FOUND, ALREADY_ANSWERED (with
+        Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND, ALREADY_ANSWERED (with
         `answered_at_seq`), NOT_DEFERRED, RUN_LOCKED, CORRUPT_JOURNAL,
         VERSION_MISMATCH, RECORD_TOO_LARGE, STORAGE_FULL, STORAGE_UNAVAILABLE.
         """
@@ -163,8 +165,10 @@ class JournalServiceServicer:
         `decided_at_seq`), a call not in the pending batch is CALL_NOT_PENDING; a
         refusal writes nothing. Needs no claim token. An approved call is then run
         by the worker; a denied one is answered by the worker with an error result.
+        With token auth on it needs the `operator` scope and the approver is the
+        token's name (see ApproveRequest.approver).
 
-        Errors: INVALID_ARGUMENT, RUN_NOT_FOUND, ALREADY_ANSWERED,
+        Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND, ALREADY_ANSWERED,
         ALREADY_DECIDED, CALL_NOT_PENDING, RUN_LOCKED, CORRUPT_JOURNAL,
         VERSION_MISMATCH, STORAGE_FULL, STORAGE_UNAVAILABLE.
         """

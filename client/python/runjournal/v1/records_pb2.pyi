@@ -236,16 +236,18 @@ class UserFollowUp(_message.Message):
     def __init__(self, content: _Optional[_Iterable[_Union[ContentBlock, _Mapping]]] = ...) -> None: ...
 
 class ToolResult(_message.Message):
-    __slots__ = ("tool_use_id", "content", "is_error", "remote")
+    __slots__ = ("tool_use_id", "content", "is_error", "remote", "answered_by")
     TOOL_USE_ID_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     IS_ERROR_FIELD_NUMBER: _ClassVar[int]
     REMOTE_FIELD_NUMBER: _ClassVar[int]
+    ANSWERED_BY_FIELD_NUMBER: _ClassVar[int]
     tool_use_id: str
     content: _containers.RepeatedCompositeFieldContainer[ContentBlock]
     is_error: bool
     remote: bool
-    def __init__(self, tool_use_id: _Optional[str] = ..., content: _Optional[_Iterable[_Union[ContentBlock, _Mapping]]] = ..., is_error: _Optional[bool] = ..., remote: _Optional[bool] = ...) -> None: ...
+    answered_by: str
+    def __init__(self, tool_use_id: _Optional[str] = ..., content: _Optional[_Iterable[_Union[ContentBlock, _Mapping]]] = ..., is_error: _Optional[bool] = ..., remote: _Optional[bool] = ..., answered_by: _Optional[str] = ...) -> None: ...
 
 class Deferral(_message.Message):
     __slots__ = ("tool_use_id", "reason", "expected_answerer", "needs_approval")

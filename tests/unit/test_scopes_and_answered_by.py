@@ -1,0 +1,90 @@
+"""Token scopes in the tokens file, and the ``answered_by`` field of tool results (issue 10, item 18)."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from runjournal.v1 import records_pb2
+from runjournal_server.auth import DEFAULT_SCOPES, UNRESTRICTED, Scope, TokenFileError, TokenTable, token_sha256
+from runjournal_server.errors import InvalidRecordError, PermissionDeniedError
+from runjournal_server.records import encode, validate
+from tests.unit import builders as b
+
+
+def table(tmp_path: Path, scopes: str | None) -> TokenTable:
+    path = tmp_path / "tokens.toml"
+    text = f'[[tokens]]\nname = "t"\nsha256 = "{token_sha256("s")}"\nrun_id_prefixes = [""]\n'
+    path.write_text(text + (f"scopes = {scopes}\n" if scopes is not None else ""))
+    return TokenTable.from_file(path)
+
+
+def scopes_of(tokens: TokenTable) -> frozenset[Scope]:
+    return tokens.authenticate([("authorization", "Bearer s")]).scopes
+
+
+def test_a_token_without_scopes_is_a_worker_only(tmp_path: Path) -> None:
+    assert scopes_of(table(tmp_path, None)) == DEFAULT_SCOPES == {Scope.WORKER}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [('["worker"]', {Scope.WORKER}), ('["operator"]', {Scope.OPERATOR}), ('["operator", "worker"]', set(Scope))],
+)
+def test_scopes_are_read_from_the_tokens_file(tmp_path: Path, text: str, expected: set[Scope]) -> None:
+    assert scopes_of(table(tmp_path, text)) == expected
+
+
+@pytest.mark.parametrize("text", ["[]", '["admin"]', '"operator"', "[1]"])
+def test_malformed_scopes_are_refused_with_the_known_ones(tmp_path: Path, text: str) -> None:
+    with pytest.raises(TokenFileError, match="'worker', 'operator'"):
+        table(tmp_path, text)
+
+
+def test_a_missing_scope_is_permission_denied_naming_it(tmp_path: Path) -> None:
+    access = table(tmp_path, '["worker"]').authenticate([("authorization", "Bearer s")])
+    with pytest.raises(PermissionDeniedError) as caught:
+        access.check_scope(frozenset({Scope.OPERATOR}), "run-1")
+    assert caught.value.metadata == {"principal": "t", "run_id": "run-1", "scope": "operator"}
+
+
+def test_with_auth_off_the_request_names_the_approver_and_nobody_is_recorded() -> None:
+    assert UNRESTRICTED.principal is None
+    assert UNRESTRICTED.approver("alice", "run-1") == "alice"
+    UNRESTRICTED.check_scope(frozenset({Scope.OPERATOR}))
+    UNRESTRICTED.check_appended([b.approval(5, "c1")], "run-1")
+
+
+def answered(by: str, *, remote: bool = True) -> records_pb2.Record:
+    record = b.result(5, "c1", "42", remote=remote)
+    record.tool_result.answered_by = by
+    return record
+
+
+def tool_result_schema() -> jsonschema.Draft202012Validator:
+    text = (resources.files("runjournal_server") / "schemas" / "tool_result.json").read_text(encoding="utf-8")
+    return jsonschema.Draft202012Validator(json.loads(text))
+
+
+def test_answered_by_is_stored_and_matches_the_schema() -> None:
+    stored = encode(answered("ops"))
+    assert json.loads(stored.body)["payload"]["answered_by"] == "ops"
+    assert tool_result_schema().is_valid(json.loads(stored.body))
+
+
+@pytest.mark.parametrize(
+    ("record", "problem"),
+    [(answered("ops", remote=False), "only on a remote result"), (answered("x" * 257), "1-256 characters")],
+)
+def test_answered_by_is_refused_off_a_remote_result_or_too_long(record: records_pb2.Record, problem: str) -> None:
+    with pytest.raises(InvalidRecordError, match=problem) as caught:
+        validate(record)
+    assert caught.value.field == "tool_result.answered_by"
+    payload = {"tool_use_id": "c1", "answered_by": record.tool_result.answered_by}
+    if record.tool_result.remote:
+        payload["remote"] = True
+    assert not tool_result_schema().is_valid({"id": "runjournal.v1.tool_result", "seq": 5, "payload": payload})
