@@ -617,7 +617,7 @@ class FileJournal(Journal):
         self._identity = (held.st_dev, held.st_ino)
         self._starts = scan.starts
         self._end = scan.good_end
-        self._poisoned = False
+        self._poisoned_by: str | None = None
         self._closed = False
         self._intent_stale = False
         """The lock file may hold the intent of a batch that was rolled back: blank it before the next line."""
@@ -632,7 +632,7 @@ class FileJournal(Journal):
 
     @property
     def poisoned(self) -> bool:
-        return self._poisoned
+        return self._poisoned_by is not None
 
     async def append(self, records: Sequence[StoredRecord]) -> None:
         if records:
@@ -649,16 +649,10 @@ class FileJournal(Journal):
             self._check_usable()
             _check_numbering(self.run_id, batch, self.last_seq + 1)
             data = b"".join(stored.line + b"\n" for stored in batch)
+            # One line needs no intent: a cut single line is a torn tail already.
             intent = _Intent(batch[0].seq, len(batch), self._end, self._end + len(data)) if len(batch) > 1 else None
             try:
-                if intent is not None:
-                    if not self._lock_name_durable:
-                        self._backend._fsync_dir()
-                        self._lock_name_durable = True
-                    _declare(self._lock_fd, intent)
-                elif self._intent_stale:
-                    _blank(self._lock_fd, durable=True)
-                self._intent_stale = False
+                self._prepare_intent(intent)
                 _write_all(self._fd, data, self._end)
                 os.fsync(self._fd)
             except OSError as err:
@@ -672,6 +666,17 @@ class FileJournal(Journal):
             for stored in batch:
                 self._starts.append(self._end)
                 self._end += len(stored.line) + 1
+
+    def _prepare_intent(self, intent: _Intent | None) -> None:
+        """Declare the batch's intent, or blank a stale one durably, before any line is written."""
+        if intent is not None:
+            if not self._lock_name_durable:
+                self._backend._fsync_dir()
+                self._lock_name_durable = True
+            _declare(self._lock_fd, intent)
+        elif self._intent_stale:
+            _blank(self._lock_fd, durable=True)
+        self._intent_stale = False
 
     def _roll_back(self, err: OSError, *, stale_intent: bool) -> NoReturn:
         """Cut the file back to the last good line after a failed write, or poison the handle.
@@ -688,7 +693,7 @@ class FileJournal(Journal):
             os.ftruncate(self._fd, self._end)
             os.fsync(self._fd)
         except OSError as undo_err:
-            self._poisoned = True
+            self._poisoned_by = "an earlier write could not be rolled back"
             raise _storage_error(
                 self.run_id, f"appending failed ({err.strerror}) and so did rolling back", undo_err
             ) from err
@@ -710,7 +715,7 @@ class FileJournal(Journal):
             same = False
         if same:
             return
-        self._poisoned = True
+        self._poisoned_by = f"the journal file {self._path} was replaced or removed while the server held it"
         log.error("run %r: %s was replaced or removed while this server held it", self.run_id, self._path)
         raise StorageUnavailableError(
             self.run_id,
@@ -737,10 +742,8 @@ class FileJournal(Journal):
     def _check_usable(self) -> None:
         if self._closed:
             raise StorageUnavailableError(self.run_id, "the journal was closed; open the run again")
-        if self._poisoned:
-            raise StorageUnavailableError(
-                self.run_id, "an earlier write could not be rolled back; the run must be opened again"
-            )
+        if self._poisoned_by is not None:
+            raise StorageUnavailableError(self.run_id, f"{self._poisoned_by}; the run must be opened again")
 
     def _close_sync(self) -> None:
         with self._mutex:
