@@ -448,7 +448,7 @@ async def test_a_journal_path_that_is_a_symlink_is_refused_and_its_target_untouc
         file_backend.ends(RUN, is_inert),
         streamed(file_backend),
     ):
-        with pytest.raises((CorruptJournalError, StorageUnavailableError), match="symbolic link"):
+        with pytest.raises(CorruptJournalError, match="symbolic link"):
             await call
     assert outside.read_bytes() == data
 
@@ -458,7 +458,7 @@ async def test_a_dangling_symlink_at_the_journal_path_creates_nothing_outside(
 ) -> None:
     target = tmp_path / "planted.jsonl"
     journal_path(data_dir).symlink_to(target)
-    with pytest.raises((CorruptJournalError, StorageUnavailableError), match="symbolic link"):
+    with pytest.raises(CorruptJournalError, match="symbolic link"):
         await file_backend.create_journal(RUN, meta())
     assert not target.exists()
 
@@ -475,7 +475,7 @@ async def test_a_lock_path_that_is_a_symlink_is_refused_and_its_target_untouched
     lock.unlink()
     lock.symlink_to(target)
     for call in (file_backend.open_journal(RUN), file_backend.create_journal(RUN, meta())):
-        with pytest.raises((CorruptJournalError, StorageUnavailableError), match="symbolic link"):
+        with pytest.raises(CorruptJournalError, match="symbolic link"):
             await call
     assert target.read_bytes() == b"precious" if target_exists else not target.exists()
 

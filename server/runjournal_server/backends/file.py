@@ -102,15 +102,19 @@ def _os_errors(run_id: str | None, action: str, *, what: str = "run") -> Iterato
 
 
 def _open_regular(run_id: str, path: Path, flags: int) -> int:
-    """Open ``path`` without following a symbolic link there: a link would aim our writes at any file."""
+    """Open ``path`` without following a symbolic link there: a link would aim our writes at any file.
+
+    A link is CORRUPT_JOURNAL, not STORAGE_UNAVAILABLE: no retry will get past
+    it, and the listing shows the run as damaged until an operator acts.
+    """
     try:
         return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
     except OSError as err:
         if err.errno == errno.ELOOP:
-            raise StorageUnavailableError(
+            raise CorruptJournalError(
                 run_id,
-                f"{path} is a symbolic link, which the file backend never follows; "
-                "an operator must put the run's own file there",
+                f"{path.name} is a symbolic link, which the file backend never follows (it could aim the run's "
+                "writes at any file); put the run's own file there",
             ) from err
         raise
 
