@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from runjournal_server import config as config_module
 from runjournal_server import devnats, migrate
+from runjournal_server.render import safe_text
 
 if TYPE_CHECKING:  # the client is imported only by the commands that talk to a server
     from runjournal import JournalClient
@@ -43,9 +44,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args))
     except RunJournalError as err:
-        # People read the reason and the server's message; no traceback.
+        # People read the reason and the server's message; no traceback. The
+        # message may quote journal text: escaped like everything shown.
         label = err.reason or err.code.name
-        print(f"runjournal: {label}: {err.message}", file=sys.stderr)
+        print(f"runjournal: {safe_text(label)}: {safe_text(err.message)}", file=sys.stderr)
         return 1
 
 
@@ -165,9 +167,9 @@ def _runs_list(args: argparse.Namespace) -> int:
                 break
             state = state_pb2.RunStatus.Name(run.status).removeprefix("RUN_STATUS_").lower()
             created = run.created_at.ToJsonString() if run.HasField("created_at") else "-"
-            print(f"{run.run_id:<40} {state:<15} {run.last_seq:>8}  {created}")
+            print(f"{safe_text(run.run_id):<40} {state:<15} {run.last_seq:>8}  {created}")
             if run.corruption:
-                print(f"    {run.corruption}")
+                print(f"    {safe_text(run.corruption)}")
     return 0
 
 
@@ -186,7 +188,7 @@ def _answer(args: argparse.Namespace) -> int:
         text = args.result
     with _client(args) as client:
         seq = client.answer(args.run_id, args.call_id, text=text, is_error=args.error)
-    print(f"answered {args.call_id} in run {args.run_id} at seq {seq}")
+    print(f"answered {safe_text(args.call_id)} in run {safe_text(args.run_id)} at seq {seq}")
     return 0
 
 
@@ -205,7 +207,8 @@ def _approve(args: argparse.Namespace) -> int:
     approver = args.approver or default
     with _client(args) as client:
         seq = client.approve(args.run_id, args.call_id, args.decision, approver, args.reason)
-    print(f"{args.decision} {args.call_id} in run {args.run_id} at seq {seq} (by {approver or 'the token holder'})")
+    who = safe_text(approver or "the token holder")
+    print(f"{args.decision} {safe_text(args.call_id)} in run {safe_text(args.run_id)} at seq {seq} (by {who})")
     return 0
 
 

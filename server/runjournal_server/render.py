@@ -1,21 +1,51 @@
-"""Readable text views for people: a folded run (``runjournal runs show``) and the inbox (``runjournal inbox``)."""
+"""Readable text views for people: a folded run (``runjournal runs show``) and the inbox (``runjournal inbox``).
+
+Everything in a journal was written by a worker or a model, so every journal
+string shown here passes through ``safe_text`` first: a raw newline in a
+deferral reason forged inbox rows, an escape sequence rewrote the terminal and
+an RTL override reversed what a person read before approving. The views add
+their own newlines between the escaped pieces, never inside them.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from runjournal.v1 import records_pb2, state_pb2
 
 PREVIEW_CHARS = 2000
 
+_UNSAFE = re.compile(
+    "["
+    "\x00-\x1f\x7f"  # C0 controls (newline, tab and escape included) and DEL
+    "\x80-\x9f"  # C1 controls (0x9b is a one-byte CSI on some terminals)
+    "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"  # bidi marks, embeddings, overrides, isolates
+    "\u2028\u2029"  # line and paragraph separators: line breaks to some terminals and pagers
+    "]"
+)
+
+
+def safe_text(text: str) -> str:
+    """``text`` with every control character escaped (``\\x1b``, ``\\u202e``), safe to put on a terminal.
+
+    Everything else, including other scripts and emoji, is kept as written.
+    """
+    return _UNSAFE.sub(_escape, text)
+
+
+def _escape(found: re.Match[str]) -> str:
+    code = ord(found.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
 
 def render_state(state: state_pb2.RunState) -> str:
     """The conversation, the pending batch, the counters and the status, as text."""
     lines = [
-        f"run {state.run_id}  status {_status(state.status)}  last seq {state.last_seq}  "
+        f"run {safe_text(state.run_id)}  status {_status(state.status)}  last seq {state.last_seq}  "
         f"next iteration {state.next_iteration}",
-        f"model {state.effective_fingerprint.provider}/{state.effective_fingerprint.model}"
-        + (f"  claimed by {state.claimed_by} (token {state.claim_token})" if state.claimed_by else ""),
+        f"model {safe_text(state.effective_fingerprint.provider)}/{safe_text(state.effective_fingerprint.model)}"
+        + (f"  claimed by {safe_text(state.claimed_by)} (token {state.claim_token})" if state.claimed_by else ""),
         "",
     ]
     for index, message in enumerate(state.conversation):
@@ -32,10 +62,10 @@ def render_state(state: state_pb2.RunState) -> str:
                 marks.append(f"answered at seq {call.result_seq}")
             if call.deferred:
                 needs = " (needs approval)" if call.deferral.needs_approval else ""
-                marks.append(f"deferred at seq {call.deferral_seq}{needs}: {call.deferral.reason}")
+                marks.append(f"deferred at seq {call.deferral_seq}{needs}: {safe_text(call.deferral.reason)}")
             if call.decision:
                 marks.append(_decision(call))
-            lines.append(f"    {call.tool_use.id} {call.tool_use.name}: {', '.join(marks) or 'waiting'}")
+            lines.append(f"    {_call(call.tool_use)}: {', '.join(marks) or 'waiting'}")
             if call.waiting_for_person:
                 waiting.append(call)
         if waiting:
@@ -45,14 +75,14 @@ def render_state(state: state_pb2.RunState) -> str:
                 what = state_pb2.WAITING_FOR_DECISION if call.deferral.needs_approval else state_pb2.WAITING_FOR_ANSWER
                 article = "a" if what == state_pb2.WAITING_FOR_DECISION else "an"
                 lines.append(
-                    f"    {call.tool_use.id} {call.tool_use.name}: waits for {article} {_waiting_for(what)} from "
-                    f"{call.deferral.expected_answerer or 'anyone'}: {call.deferral.reason}"
+                    f"    {_call(call.tool_use)}: waits for {article} {_waiting_for(what)} from "
+                    f"{safe_text(call.deferral.expected_answerer or 'anyone')}: {safe_text(call.deferral.reason)}"
                 )
                 lines.append(f"        {_how_to(what, state.run_id, call.tool_use.id)}")
     if state.HasField("terminal"):
         reason = records_pb2.TerminalReason.Name(state.terminal.reason).removeprefix("TERMINAL_REASON_").lower()
         lines.append("")
-        lines.append(f"stopped: {reason}: {state.terminal.message}")
+        lines.append(f"stopped: {reason}: {safe_text(state.terminal.message)}")
     c = state.counters
     lines.append("")
     lines.append(
@@ -70,9 +100,11 @@ def render_inbox(runs: Iterable[state_pb2.RunSummary]) -> str:
     for run in runs:
         for call in run.waiting_calls:
             count += 1
+            # Escaped before padding, so the columns count what is shown.
             lines.append(
-                f"{run.run_id:<40} {call.tool_use_id:<24} {call.tool_name:<16} {_waiting_for(call.waiting_for):<11} "
-                f"{call.expected_answerer or '-':<16} {call.reason}"
+                f"{safe_text(run.run_id):<40} {safe_text(call.tool_use_id):<24} {safe_text(call.tool_name):<16} "
+                f"{_waiting_for(call.waiting_for):<11} {safe_text(call.expected_answerer or '-'):<16} "
+                f"{safe_text(call.reason)}"
             )
     if not count:
         return "nothing waits for a person"
@@ -88,6 +120,7 @@ def _waiting_for(what: int) -> str:
 
 
 def _how_to(what: int, run_id: str, call_id: str) -> str:
+    run_id, call_id = safe_text(run_id), safe_text(call_id)
     if what == state_pb2.WAITING_FOR_DECISION:
         return f"decide: runjournal approve {run_id} {call_id} --approve|--deny [--reason TEXT]"
     return f"answer: runjournal answer {run_id} {call_id} --result TEXT"
@@ -96,9 +129,9 @@ def _how_to(what: int, run_id: str, call_id: str) -> str:
 def _decision(call: state_pb2.PendingCall) -> str:
     text = records_pb2.Decision.Name(call.decision).removeprefix("DECISION_").lower()
     if call.HasField("approval"):
-        text += f" at seq {call.approval_seq} by {call.approval.approver}"
+        text += f" at seq {call.approval_seq} by {safe_text(call.approval.approver)}"
         if call.approval.reason:
-            text += f": {call.approval.reason}"
+            text += f": {safe_text(call.approval.reason)}"
     return text
 
 
@@ -109,19 +142,26 @@ def _status(status: int) -> str:
 def _block(block: records_pb2.ContentBlock) -> list[str]:
     kind = block.WhichOneof("block")
     if kind == "text":
-        return _preview(block.text.text).splitlines() or [""]
+        # Split on newlines only, then escape each line: any other line break (\r, \x0b, \x85, U+2028, ...)
+        # is shown escaped, never honoured.
+        return [safe_text(line) for line in _preview(block.text.text).split("\n")]
     if kind == "thinking":
-        return ["(thinking) " + _preview(block.thinking.thinking or "[redacted]")]
+        return ["(thinking) " + safe_text(_preview(block.thinking.thinking or "[redacted]"))]
     if kind == "tool_use":
-        return [f"-> {block.tool_use.name} [{block.tool_use.id}] {_preview(block.tool_use.input_json)}"]
+        use = block.tool_use
+        return [f"-> {safe_text(use.name)} [{safe_text(use.id)}] {safe_text(_preview(use.input_json))}"]
     if kind == "tool_result":
         result = block.tool_result
         status = "error" if result.is_error else "ok"
         body = [line for inner in result.content for line in _block(inner)]
-        return [f"<- [{result.tool_use_id}] {status}"] + ["   " + line for line in body]
+        return [f"<- [{safe_text(result.tool_use_id)}] {status}"] + ["   " + line for line in body]
     if kind == "opaque":
-        return [f"({block.opaque.provider} {block.opaque.type})"]
+        return [f"({safe_text(block.opaque.provider)} {safe_text(block.opaque.type)})"]
     return ["(empty block)"]
+
+
+def _call(use: records_pb2.ToolUseBlock) -> str:
+    return f"{safe_text(use.id)} {safe_text(use.name)}"
 
 
 def _preview(text: str) -> str:
