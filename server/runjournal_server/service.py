@@ -260,12 +260,16 @@ def refused_index(err: JournalError, batch: Sequence[records_pb2.Record]) -> int
     Found from what the error already names, so no rule has to know it runs in
     a batch: the refused record's seq (the batch's seqs are consecutive, or
     it is refused before that matters), seq 1 for RUN_EXISTS (a different
-    meta), or the ``records[i]`` of a refused request field. A stale claim
+    meta), the ``records[i]`` of a refused request field, or, for a refused
+    record field without a seq (``meta.run_id``), the batch's one record of
+    that kind. A stale claim
     token, a damaged journal or a full store concern the run, not a record.
     """
     seq: object = None
     if err.reason in _ABOUT_ONE_RECORD:
         seq = err.typed_metadata.get("seq")
+        if seq is None:
+            return _only_record_of_kind(str(err.typed_metadata.get("field", "")), batch)
     elif err.reason is Reason.RUN_EXISTS:
         seq = 1
     elif err.reason is Reason.INVALID_ARGUMENT:
@@ -275,6 +279,13 @@ def refused_index(err: JournalError, batch: Sequence[records_pb2.Record]) -> int
         return None
     index = seq - batch[0].seq
     return index if 0 <= index < len(batch) and batch[index].seq == seq else None
+
+
+def _only_record_of_kind(field: str, batch: Sequence[records_pb2.Record]) -> int | None:
+    """For a refusal naming a field (``meta.run_id``) but no seq: the one record of that kind, if only one."""
+    kind = field.split(".", 1)[0]
+    found = [index for index, record in enumerate(batch) if record.WhichOneof("payload") == kind]
+    return found[0] if len(found) == 1 else None
 
 
 def _read_item(stored: StoredRecord) -> pb.ReadResponse:

@@ -53,6 +53,12 @@ def test_an_invalid_record_in_a_creating_batch_names_its_position(stub: JournalS
     assert (reason, metadata["index"]) == ("INVALID_RECORD", "2")
 
 
+def test_a_meta_naming_another_run_names_its_position(stub: JournalStub) -> None:
+    run_id = new_run_id("batch-index")
+    reason, metadata = refused_batch(stub, run_id, [b.meta(run_id=run_id + "-other"), b.note(2)])
+    assert (reason, metadata["field"], metadata["index"]) == ("INVALID_RECORD", "meta.run_id", "0")
+
+
 def test_a_record_out_of_sequence_names_its_position(stub: JournalStub) -> None:
     run_id = created_run(stub)
     reason, metadata = refused_batch(stub, run_id, [b.note(4), b.note(5), b.note(7)])
