@@ -38,6 +38,18 @@ RECEIVE_SLACK_BYTES = 64 * 1024
 """Room in a request around its records (run id, token, field tags; 6 bytes per record of a batch)."""
 
 
+RECEIVE_WINDOW_BYTES = 1024 * 1024
+"""The HTTP/2 flow-control window the server grants each incoming stream, fixed.
+
+gRPC's default BDP probing grows the windows so a client may push many MiB per
+stream before the server reads them; 16 unauthenticated 63 MiB Appends on one
+connection then grew the server by 14-192 MiB before each was refused at the
+receive limit. A fixed 1 MiB window keeps that at about 5 MiB (``python -m
+bench.attack_memory``) and still uploads a 1 MiB record as fast on loopback;
+only a very long, fat link uploads large records slower.
+"""
+
+
 def max_receive_bytes(config: Config) -> int:
     """The largest request the server receives: one record, one batch or one task document, plus slack.
 
@@ -119,6 +131,8 @@ def grpc_options(config: Config) -> list[tuple[str, int]]:
     return [
         ("grpc.max_receive_message_length", max_receive_bytes(config)),
         ("grpc.max_send_message_length", config.max_message_bytes),
+        ("grpc.http2.bdp_probe", 0),
+        ("grpc.http2.lookahead_bytes", RECEIVE_WINDOW_BYTES),
     ]
 
 

@@ -11,6 +11,7 @@ from runjournal_server import config
 from runjournal_server.app import (
     FDS_PER_OPEN_JOURNAL,
     RECEIVE_SLACK_BYTES,
+    RECEIVE_WINDOW_BYTES,
     ServerStartError,
     grpc_options,
     open_journal_bound,
@@ -91,3 +92,9 @@ def test_open_journals_are_lowered_to_what_the_fd_limit_fits_with_a_warning(capl
 def test_an_fd_limit_with_no_room_for_journals_refuses_to_start():
     with pytest.raises(ServerStartError, match="file-descriptor limit 100"):
         open_journal_bound(config.load(parse(), environ={}), 100)
+
+
+def test_the_receive_window_is_fixed_so_refused_requests_cannot_be_pushed_in_bulk():
+    options = dict(grpc_options(config.load(parse(), environ={})))
+    assert options["grpc.http2.bdp_probe"] == 0
+    assert options["grpc.http2.lookahead_bytes"] == RECEIVE_WINDOW_BYTES
