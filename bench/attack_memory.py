@@ -22,6 +22,7 @@ are for scale 1.
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 import tempfile
 import threading
@@ -117,6 +118,45 @@ class SmallAppender:
         self._stop.set()
         assert self._thread is not None
         self._thread.join()
+
+
+@dataclass
+class Bystander:
+    """A ``SmallAppender`` in a process of its own, so the attacker's client-side work (building
+    and sending 60 MiB) cannot stall it through this process's GIL: only the server can."""
+
+    address: str
+    slowest_seconds: float = 0.0
+    appends: int = 0
+    _process: subprocess.Popen[str] | None = None
+
+    def __enter__(self) -> Bystander:
+        command = [sys.executable, "-m", "bench.attack_memory", "--bystander", self.address]
+        self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self._process.stdout is not None
+        ready = self._process.stdout.readline()  # after its first append
+        if ready.strip() != "ready":
+            self._process.kill()
+            raise RuntimeError(f"the bystander did not start: {ready!r}")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._process is not None
+        out, _ = self._process.communicate(timeout=CALL_TIMEOUT_SECONDS)  # closing stdin stops it
+        slowest, appends = out.split()
+        self.slowest_seconds, self.appends = float(slowest), int(appends)
+
+
+def _bystander_main(address: str) -> int:
+    """The bystander process: append until stdin closes, then print the slowest append and the count."""
+    with grpc.insecure_channel(address) as channel:
+        stub = journal_service_pb2_grpc.JournalServiceStub(channel)
+        metadata = (("authorization", f"Bearer {TOKEN}"),)
+        with SmallAppender(stub, "bystander-run", metadata) as appender:
+            print("ready", flush=True)
+            sys.stdin.read()
+    print(f"{appender.slowest_seconds} {appender.appends}", flush=True)
+    return 0
 
 
 def _meta(run_id: str) -> rpb.Record:
@@ -250,11 +290,10 @@ def _escaped_case(ctx: Context, tokens: Path, label: str, chars: int) -> list[Ro
     record = _note(2, chars, "\x01")
     with _server(ctx, "escaped", ctx.new_dir("attack-escaped"), "--auth-tokens-file", str(tokens)) as server:
         channel, stub = _stub(server)
-        other_channel, other = _stub(server)
-        with channel, other_channel:
+        with channel:
             _append(stub, "escaped-run", _meta("escaped-run"), metadata)
             idle = server.rss_bytes()
-            with SmallAppender(other, "bystander-run", metadata) as bystander, RssSampler(server) as sampler:
+            with Bystander(server.address) as bystander, RssSampler(server) as sampler:
                 code = _append_code(stub, "escaped-run", record, metadata)
     note = f"answer {code.name}; a bystander made {bystander.appends} appends meanwhile"
     growth = _growth_row(
@@ -280,7 +319,10 @@ def run(ctx: Context, scale: float = 1.0) -> list[Row]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.attack_memory", description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="shrink every size by this factor (default 1)")
+    parser.add_argument("--bystander", metavar="ADDRESS", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.bystander:
+        return _bystander_main(args.bystander)
     with tempfile.TemporaryDirectory(prefix="runjournal-attack-") as scratch:
         rows = run(Context(QUICK, Path(scratch)), args.scale)
     print(f"\nserver memory under hostile loads (scale {args.scale:g}; targets are for scale 1)\n")
