@@ -182,7 +182,12 @@ class JournalServiceServicer:
         listed with status CORRUPT when the part the listing reads (its meta and
         its tail) is damaged, or when this server already found its journal
         damaged while reading it whole (Fold, Claim, Append, Read); such runs are
-        never hidden.
+        never hidden. A run the store fails to read (STORAGE_UNAVAILABLE) is
+        listed with status UNAVAILABLE and never fails the page.
+
+        Known limitation: the listing walks every run in the store before
+        filtering by the token's prefixes, so its latency reveals roughly how
+        many runs other tenants have, until a per-tenant listing index lands.
 
         Errors: INVALID_ARGUMENT (bad page token, page size or filter).
         """
