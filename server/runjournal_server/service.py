@@ -183,6 +183,7 @@ class JournalServicer(_Authorizing, pb_grpc.JournalServiceServicer):
             reason=request.reason,
             fingerprint=request.fingerprint,
             force=request.force,
+            conversation_from=request.conversation_from,
         )
         return pb.ClaimResponse(
             claim_token=outcome.claim_token,
@@ -262,8 +263,8 @@ def refused_index(err: JournalError, batch: Sequence[records_pb2.Record]) -> int
     it is refused before that matters), seq 1 for RUN_EXISTS (a different
     meta), the ``records[i]`` of a refused request field, or, for a refused
     record field without a seq (``meta.run_id``), the batch's one record of
-    that kind. A stale claim
-    token, a damaged journal or a full store concern the run, not a record.
+    that kind. A stale claim token, a damaged journal or a full store concern
+    the run, not a record.
     """
     seq: object = None
     if err.reason in _ABOUT_ONE_RECORD:
