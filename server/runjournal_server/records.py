@@ -273,8 +273,10 @@ def _refuse_surely_too_large(record: pb.Record, max_record_bytes: int) -> None:
     and a colon against a 1-2 byte tag, quotes or brackets against a length
     prefix of at most 5 bytes, the same UTF-8 bytes for text (ensure_ascii is
     off) and more for every escape, an enum's name against its varint.
-    Negative numbers, the one place where the wire is longer (10 bytes), are
-    invalid in every record field. Without this check a 60 MiB text of control
+    Negative integers, the one place where the wire is longer (10 bytes), are
+    invalid in every record field but a Timestamp's seconds, whose JSON (an
+    RFC 3339 string of 20 or more characters) is longer still. Unknown fields
+    are the exception, handled below. Without this check a 60 MiB text of control
     characters was escaped into a 377 MB line (and its Python objects) before
     the size was known.
     """

@@ -19,6 +19,7 @@ from runjournal.v1 import records_pb2 as pb
 from runjournal_server.errors import RecordTooLargeError
 from runjournal_server.records import encode
 from tests import strategies as valid
+from tests.unit import builders as b
 
 UNLIMITED = 1 << 40
 MIB = 1 << 20
@@ -142,3 +143,10 @@ def _varint(value: int) -> bytes:
         value >>= 7
     out.append(value)
     return bytes(out)
+
+
+def test_the_bound_holds_for_the_earliest_timestamp_whose_seconds_are_negative() -> None:
+    # A negative varint is 10 wire bytes: the one integer a valid record may hold below zero.
+    record = b.meta()
+    record.meta.created_at.seconds, record.meta.created_at.nanos = -62135596800, 999_999_999
+    assert _body_length(record) >= record.ByteSize()
