@@ -244,8 +244,8 @@ class JetStreamJournal(Journal):
 
         The first message of the run's subjects stored after our tail (one
         lookup when nothing is new) must be record ``last_seq + 1``; the
-        records after it are read by exact subject (1, then 4, 16, 64 at a
-        time) until one is empty, and the lookup is repeated from the new
+        records after it are read by exact subject (4, then 16, then 64 at
+        a time) until one is empty, and the lookup is repeated from the new
         tail, so a message published on a gap or malformed subject after
         them is reported instead of waiting to collide with a later append.
         A stray stored *before* our tail is the full reads' to find
