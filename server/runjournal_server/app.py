@@ -178,7 +178,12 @@ async def serve(config: Config, *, on_ready: Callable[[str], None] | None = None
     except (BackendStartError, JournalError, ValueError, OSError) as err:
         executor.shutdown(wait=False)
         raise ServerStartError(f"the {config.backend} backend cannot start: {err}") from err
-    runs = Runs(backend, max_record_bytes=config.max_record_bytes, max_open_journals=max_open)
+    runs = Runs(
+        backend,
+        max_record_bytes=config.max_record_bytes,
+        max_open_journals=max_open,
+        max_response_bytes=config.max_message_bytes,  # the send limit: a Claim never writes an answer it cannot send
+    )
     # Calls beyond the cap are refused RESOURCE_EXHAUSTED at once instead of each holding a request in memory.
     server = grpc.aio.server(options=grpc_options(config), maximum_concurrent_rpcs=config.max_concurrent_rpcs)
     add_to_server(JournalServicer(runs, tokens), JOURNAL_SERVICE, server)

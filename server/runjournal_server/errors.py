@@ -28,6 +28,7 @@ class Reason(enum.StrEnum):
     INVALID_ARGUMENT = "INVALID_ARGUMENT"
     INVALID_RECORD = "INVALID_RECORD"
     RECORD_TOO_LARGE = "RECORD_TOO_LARGE"
+    RESPONSE_TOO_LARGE = "RESPONSE_TOO_LARGE"
     RUN_NOT_FOUND = "RUN_NOT_FOUND"
     RUN_EXISTS = "RUN_EXISTS"
     SEQ_GAP = "SEQ_GAP"
@@ -116,6 +117,22 @@ class RecordTooLargeError(JournalError):
             size=size,
             limit=limit,
             seq=seq,
+        )
+
+
+class ResponseTooLargeError(JournalError):
+    """The answer (a folded state) would exceed the largest message the server sends; nothing was written."""
+
+    reason = Reason.RESPONSE_TOO_LARGE
+
+    def __init__(self, run_id: str, size: int, limit: int) -> None:
+        super().__init__(
+            f"the state of run {run_id!r} needs about {size} bytes, over the largest response of {limit} bytes; "
+            "ask with conversation_from (the index of the first message you lack) and page the conversation "
+            "with Fold",
+            run_id=run_id,
+            size=size,
+            limit=limit,
         )
 
 

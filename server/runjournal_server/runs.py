@@ -45,6 +45,7 @@ from runjournal_server.errors import (
     InvalidArgumentError,
     InvalidRecordError,
     NotDeferredError,
+    ResponseTooLargeError,
     ResumeRefusedError,
     RunClaimedError,
     RunExistsError,
@@ -67,6 +68,8 @@ FOLD_ON_LOOP_RECORDS = 256
 """Journals shorter than this are folded on the event loop; longer ones in a thread."""
 ENCODE_ON_LOOP_BYTES = 64 * 1024
 """Batches smaller than this (protobuf wire bytes) are encoded on the event loop: a thread hop costs more."""
+RESPONSE_SLACK_BYTES = 16 * 1024
+"""Room kept in a response for what surrounds the state (framing, the gate report's strings, the reminder)."""
 
 T = TypeVar("T")
 
@@ -87,6 +90,16 @@ class ClaimOutcome:
     resume_reminder: str
 
 
+@dataclass(frozen=True)
+class _ClaimAsk:
+    """What a Claim asks for, as the locked part needs it."""
+
+    notice: records_pb2.ClaimNotice
+    fingerprint: records_pb2.Fingerprint
+    force: bool
+    conversation_from: int
+
+
 class Runs:
     """Every journal operation, over one backend."""
 
@@ -97,9 +110,11 @@ class Runs:
         max_record_bytes: int,
         max_open_journals: int,
         max_warm_bytes: int = DEFAULT_MAX_WARM_BYTES,
+        max_response_bytes: int | None = None,
     ) -> None:
         self._backend = backend
         self._max_record_bytes = max_record_bytes
+        self._max_response_bytes = max_response_bytes  # None: no limit to keep (in-process use)
         self._known_corrupt: dict[str, str] = {}  # run id -> problem, from full reads
         self._handles = RunHandles(
             backend,
@@ -313,31 +328,29 @@ class Runs:
         reason: str,
         fingerprint: records_pb2.Fingerprint,
         force: bool,
+        conversation_from: int = 0,
     ) -> ClaimOutcome:
         """Gate, then write the claim (and a reconfigure), then read last_seq."""
         validate_run_id(run_id)
         if not worker_id:
             raise InvalidArgumentError("worker_id", "a worker id is required")
+        if conversation_from < 0:
+            raise InvalidArgumentError("conversation_from", "must be 0 (everything) or a message index")
         notice = records_pb2.ClaimNotice(worker_id=worker_id, host=host, pid=pid, reason=reason)
         self._check_claim_request(notice, fingerprint)
         # Gate without the lock: a refusal writes nothing and holds nothing.
         folder, cold = await self._pre_read(run_id)
         self._gate(run_id, folder, fingerprint, force)
+        asked = _ClaimAsk(notice, fingerprint, force, conversation_from)
         async with self._handles.use(run_id) as slot:
-            return await self._racing(run_id, lambda: self._claim_locked(slot, notice, fingerprint, force, cold))
+            return await self._racing(run_id, lambda: self._claim_locked(slot, asked, cold))
 
-    async def _claim_locked(
-        self,
-        slot: Slot,
-        notice: records_pb2.ClaimNotice,
-        fingerprint: records_pb2.Fingerprint,
-        force: bool,
-        cold: ColdRead | None,
-    ) -> ClaimOutcome:
+    async def _claim_locked(self, slot: Slot, asked: _ClaimAsk, cold: ColdRead | None) -> ClaimOutcome:
+        notice, fingerprint = asked.notice, asked.fingerprint
         await self._handles.ensure_open(slot, cold)  # first: _catch_up would open without the cold read
         await self._catch_up(slot)
         journal, folder = await self._handles.ensure_open(slot)
-        report = self._gate(slot.run_id, folder, fingerprint, force)  # the run may have moved meanwhile
+        report = self._gate(slot.run_id, folder, fingerprint, asked.force)  # the run may have moved meanwhile
         claim_seq = journal.last_seq + 1
         batch = [records_pb2.Record(seq=claim_seq, claim=notice)]
         if report.differences:
@@ -350,8 +363,12 @@ class Runs:
             )
             report.reconfigured = True
         new = [records.encode(r, max_record_bytes=self._max_record_bytes) for r in batch]
+        # Before anything is written: a claim whose answer cannot be sent would
+        # leave nobody holding a token that works.
+        extra = sum(len(item.line) for item in new) + report.ByteSize()
+        self._check_state_fits(slot.run_id, folder, slot.warm_bytes, asked.conversation_from, extra)
         await self._write(slot, journal, folder, new, gated=False)
-        state = folder.state()
+        state = folder.state(conversation_from=asked.conversation_from)
         return ClaimOutcome(
             claim_token=claim_seq,
             last_seq=journal.last_seq,
@@ -359,6 +376,24 @@ class Runs:
             gate=report,
             resume_reminder=resume_reminder(state),
         )
+
+    def _check_state_fits(
+        self, run_id: str, folder: Folder, folded_bytes: int, conversation_from: int, extra_bytes: int = 0
+    ) -> None:
+        """Refuse with RESPONSE_TOO_LARGE when the state (from ``conversation_from``) would not fit in a response.
+
+        Cheap for most runs: a state never holds more than twice the stored
+        bytes folded into it (its messages are the records' payloads, in the
+        wire format, which is never longer than their JSON; the pending batch
+        repeats the last turn's calls), so only a run near the limit pays for
+        building the state once to measure it.
+        """
+        limit = self._max_response_bytes
+        if limit is None or 2 * folded_bytes + extra_bytes + RESPONSE_SLACK_BYTES <= limit:
+            return
+        size = folder.state(conversation_from=conversation_from).ByteSize() + extra_bytes + RESPONSE_SLACK_BYTES
+        if size > limit:
+            raise ResponseTooLargeError(run_id, size, limit)
 
     @staticmethod
     def _check_claim_request(notice: records_pb2.ClaimNotice, fingerprint: records_pb2.Fingerprint) -> None:
@@ -411,9 +446,11 @@ class Runs:
                     await self._catch_up(slot)
                     last = slot.journal.last_seq
                     if as_of_seq == 0 or as_of_seq == last:
+                        self._check_state_fits(run_id, slot.folder, slot.warm_bytes, conversation_from)
                         return slot.folder.state(conversation_from=conversation_from, into=into)
         stored = await self._read_prefix(run_id, as_of_seq) if as_of_seq else await self._load(run_id)
         folder = await self._fold_cold(run_id, stored)
+        self._check_state_fits(run_id, folder, stored_bytes(stored), conversation_from)
         return folder.state(conversation_from=conversation_from, into=into)
 
     async def _read_prefix(self, run_id: str, as_of_seq: int) -> list[records.StoredRecord]:

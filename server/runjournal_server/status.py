@@ -25,6 +25,7 @@ STATUS_CODES: dict[Reason, grpc.StatusCode] = {
     Reason.INVALID_ARGUMENT: grpc.StatusCode.INVALID_ARGUMENT,
     Reason.INVALID_RECORD: grpc.StatusCode.INVALID_ARGUMENT,
     Reason.RECORD_TOO_LARGE: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    Reason.RESPONSE_TOO_LARGE: grpc.StatusCode.RESOURCE_EXHAUSTED,
     Reason.RUN_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
     Reason.RUN_EXISTS: grpc.StatusCode.ALREADY_EXISTS,
     Reason.SEQ_GAP: grpc.StatusCode.FAILED_PRECONDITION,

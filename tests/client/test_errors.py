@@ -28,6 +28,10 @@ REASON_CASES: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
         {"size": "2000000", "limit": "1048576", "seq": "4"},
         {"size": 2_000_000, "limit": 1_048_576, "seq": 4},
     ),
+    "RESPONSE_TOO_LARGE": (
+        {"run_id": "r1", "size": "70000000", "limit": "67108864"},
+        {"run_id": "r1", "size": 70_000_000, "limit": 67_108_864},
+    ),
     "RUN_NOT_FOUND": ({"run_id": "r1"}, {"run_id": "r1"}),
     "RUN_EXISTS": ({"run_id": "r1", "last_seq": "6"}, {"run_id": "r1", "last_seq": 6}),
     "SEQ_GAP": ({"run_id": "r1", "seq": "9", "last_seq": "5"}, {"seq": 9, "last_seq": 5}),

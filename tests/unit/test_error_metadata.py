@@ -28,6 +28,7 @@ EXAMPLES: dict[Reason, list[Callable[[], JournalError]]] = {
         lambda: e.InvalidRecordError("meta.run_id", "bad"),
     ],
     Reason.RECORD_TOO_LARGE: [lambda: e.RecordTooLargeError(10, 5, seq=2), lambda: e.RecordTooLargeError(10, 5)],
+    Reason.RESPONSE_TOO_LARGE: [lambda: e.ResponseTooLargeError("r", 10, 5)],
     Reason.RUN_NOT_FOUND: [lambda: e.RunNotFoundError("r")],
     Reason.RUN_EXISTS: [lambda: e.RunExistsError("r")],
     Reason.SEQ_GAP: [lambda: e.SeqGapError("r", 5, 2)],

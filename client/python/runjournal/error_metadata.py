@@ -55,6 +55,7 @@ ERROR_METADATA: Final[Mapping[str, Mapping[str, Key]]] = {
     "INVALID_ARGUMENT": {"field": _ALWAYS_STR, **_INDEX},
     "INVALID_RECORD": {"field": _ALWAYS_STR, "seq": _SOMETIMES_INT, **_INDEX},
     "RECORD_TOO_LARGE": {"size": _ALWAYS_INT, "limit": _ALWAYS_INT, "seq": _SOMETIMES_INT, **_INDEX},
+    "RESPONSE_TOO_LARGE": {"run_id": _ALWAYS_STR, "size": _ALWAYS_INT, "limit": _ALWAYS_INT},
     "RUN_NOT_FOUND": {"run_id": _ALWAYS_STR},
     "RUN_EXISTS": {"run_id": _ALWAYS_STR, **_INDEX},
     "SEQ_GAP": _SEQ,

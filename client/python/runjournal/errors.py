@@ -154,6 +154,20 @@ class RecordTooLargeError(RunJournalError):
         return self._int("limit")
 
 
+class ResponseTooLargeError(RunJournalError):
+    """RESPONSE_TOO_LARGE: the folded state would not fit in one response; ask with conversation_from."""
+
+    REASON = "RESPONSE_TOO_LARGE"
+
+    @property
+    def size(self) -> int | None:
+        return self._int("size")
+
+    @property
+    def limit(self) -> int | None:
+        return self._int("limit")
+
+
 class RunNotFoundError(RunJournalError):
     """RUN_NOT_FOUND: no journal exists for the run id."""
 
@@ -362,6 +376,7 @@ REASON_ERRORS: dict[str, type[RunJournalError]] = {
         InvalidArgumentError,
         InvalidRecordError,
         RecordTooLargeError,
+        ResponseTooLargeError,
         RunNotFoundError,
         RunExistsError,
         SeqGapError,
@@ -469,6 +484,7 @@ __all__ = [
     "NotDeferredError",
     "PermissionDeniedError",
     "RecordTooLargeError",
+    "ResponseTooLargeError",
     "ResumeRefusedError",
     "RunClaimedError",
     "RunExistsError",
