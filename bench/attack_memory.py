@@ -5,7 +5,8 @@ their VmRSS (``/proc/PID/status``) while a hostile load runs; each figure is
 the peak growth over the RSS just before the load:
 
 - 16 readers start a ``Read`` of a 48 MiB run and stop consuming (target:
-  under 100 MiB). The server must stream under flow control, not hold the run
+  under 100 MiB), once for a run of maximal (1 MiB) records and once for 16
+  KiB records. The server must stream under flow control, not hold the run
   per reader; a second figure is what stays after the readers cancel.
 - 16 unauthenticated 63 MiB Appends at once (target: under 100 MiB): the
   receive limit follows the record limit and refuses them before auth.
@@ -49,7 +50,8 @@ ATTACKERS = 16
 OVERSIZED_MIB = 63
 ESCAPED_MIB = 60
 RECORD_CHARS = 1000 * 1024  # just under the default 1 MiB record limit, as a line
-RECORDS_PER_BATCH = 3  # within the default 4 MiB batch limit
+SMALL_RECORD_CHARS = 16 * 1024
+BATCH_BYTES = 3 * MIB  # within the default 4 MiB batch limit
 SAMPLE_SECONDS = 0.02
 SETTLE_SECONDS = 1.0
 """How long the RSS is sampled after a load is in place (the server's memory, not a condition we can await)."""
@@ -204,19 +206,30 @@ def _growth_row(name: str, idle: int, peak: int, target_mib: float, note: str = 
 
 
 def stalled_readers(ctx: Context, scale: float) -> list[Row]:
-    data_dir = ctx.new_dir("attack-readers")
-    records = max(2, round(RUN_MIB * MIB * scale / RECORD_CHARS))
-    run_id = "stalled-read-run"
+    """Both ends of the record sizes: maximal records (the worst case per reader) and small ones."""
+    return [*_stalled_readers(ctx, scale, RECORD_CHARS), *_stalled_readers(ctx, scale, SMALL_RECORD_CHARS)]
+
+
+def _build_run(ctx: Context, data_dir: Path, run_id: str, records: int, chars: int) -> None:
+    per_batch = max(1, (BATCH_BYTES // chars))
     with _server(ctx, "readers-build", data_dir) as server:
         channel, stub = _stub(server)
         with channel:
             _append(stub, run_id, _meta(run_id))
-            for first in range(2, records + 2, RECORDS_PER_BATCH):
-                batch = [_note(seq, RECORD_CHARS) for seq in range(first, min(first + RECORDS_PER_BATCH, records + 2))]
+            for first in range(2, records + 2, per_batch):
+                batch = [_note(seq, chars) for seq in range(first, min(first + per_batch, records + 2))]
                 stub.AppendBatch(
                     pb.AppendBatchRequest(run_id=run_id, claim_token=1, records=batch), timeout=CALL_TIMEOUT_SECONDS
                 )
-    ctx.log(f"attack_memory: a run of {records} records of ~1 MiB built; 16 readers stall on it")
+
+
+def _stalled_readers(ctx: Context, scale: float, chars: int) -> list[Row]:
+    data_dir = ctx.new_dir("attack-readers")
+    records = max(2, round(RUN_MIB * MIB * scale / chars))
+    run_id = "stalled-read-run"
+    _build_run(ctx, data_dir, run_id, records, chars)
+    size = f"{records * chars / MIB:.0f} MiB run of {chars // 1024} KiB records"
+    ctx.log(f"attack_memory: a {size} built; {READERS} readers stall on it")
     # A fresh server: the run is cold, as a reader of an old run finds it.
     with _server(ctx, "readers", data_dir) as server:
         channel, stub = _stub(server)
@@ -235,10 +248,8 @@ def stalled_readers(ctx: Context, scale: float) -> list[Row]:
                 _settle(after)
             held = server.rss_bytes()
     return [
-        _growth_row(
-            f"RSS growth, {READERS} stalled readers of a {records} MiB run", idle, during.peak, GROWTH_TARGET_MIB
-        ),
-        _growth_row("RSS growth left after those readers cancel", idle, held, GROWTH_TARGET_MIB, note="after 1 s"),
+        _growth_row(f"RSS growth, {READERS} stalled readers of a {size}", idle, during.peak, GROWTH_TARGET_MIB),
+        _growth_row("RSS growth left 1 s after those readers cancel", idle, held, GROWTH_TARGET_MIB),
     ]
 
 

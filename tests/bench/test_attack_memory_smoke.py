@@ -17,7 +17,7 @@ from tests.bench.test_bench_smoke import TINY
 def test_every_hostile_load_is_measured_and_the_oversized_ones_are_refused(tmp_path: Path) -> None:
     rows = attack_memory.run(Context(TINY, tmp_path, verbose=False), scale=1 / 64)
 
-    assert len(rows) == 7
+    assert len(rows) == 9
     for row in rows:
         assert row.figure is not None and not math.isnan(row.figure), row
         assert row.target and row.met is not None, row
