@@ -59,7 +59,7 @@ def max_receive_bytes(config: Config) -> int:
     size never exceeds its stored line (see ``records.encode``), so a maximal
     record always fits. ``max_message_bytes`` stays a ceiling.
     """
-    largest = max(config.max_record_bytes, config.max_batch_bytes, MAX_TASK_DOCUMENT_BYTES)
+    largest = max(config.record_limit, config.max_batch_bytes, MAX_TASK_DOCUMENT_BYTES)
     return min(config.max_message_bytes, largest + RECEIVE_SLACK_BYTES)
 
 
@@ -180,7 +180,7 @@ async def serve(config: Config, *, on_ready: Callable[[str], None] | None = None
         raise ServerStartError(f"the {config.backend} backend cannot start: {err}") from err
     runs = Runs(
         backend,
-        max_record_bytes=config.max_record_bytes,
+        max_record_bytes=backend.max_record_bytes or config.record_limit,
         max_open_journals=max_open,
         max_response_bytes=config.max_message_bytes,  # the send limit: a Claim never writes an answer it cannot send
     )

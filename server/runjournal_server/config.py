@@ -103,7 +103,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("backend", _choice(BACKENDS), "file", "storage backend"),
     Setting("data_dir", Path, Path("runjournal-data"), "file backend: directory of the run journals"),
     Setting("listen", _listen, "127.0.0.1:50051", "address to serve gRPC on (HOST:PORT)"),
-    Setting("max_record_bytes", _positive_int, DEFAULT_MAX_RECORD_BYTES, "largest stored record line, in bytes"),
+    Setting(
+        "max_record_bytes",
+        _positive_int,
+        None,
+        f"largest stored record line, in bytes (unset: {DEFAULT_MAX_RECORD_BYTES}, "
+        "on jetstream lowered to what the NATS server's max_payload carries)",
+    ),
     Setting(
         "max_batch_bytes",
         _positive_int,
@@ -167,7 +173,8 @@ class Config:
     backend: str = "file"
     data_dir: Path = Path("runjournal-data")
     listen: str = "127.0.0.1:50051"
-    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+    max_record_bytes: int | None = None
+    """None: the backend's default (see ``record_limit``); set, a limit the backend must carry or refuse to start."""
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     max_concurrent_rpcs: int = DEFAULT_MAX_CONCURRENT_RPCS
@@ -198,10 +205,16 @@ class Config:
             raise ConfigError("tls_cert and tls_key go together: set both to serve TLS, or neither")
         if self.tls_client_ca is not None and self.tls_cert is None:
             raise ConfigError("tls_client_ca (mTLS) needs tls_cert and tls_key")
-        if self.max_message_bytes < self.max_record_bytes + 64 * 1024:
+        if self.max_message_bytes < self.record_limit + 64 * 1024:
             raise ConfigError(
                 "max_message_bytes must exceed max_record_bytes by at least 64 KiB so a maximal record fits"
             )
+
+
+    @property
+    def record_limit(self) -> int:
+        """The record limit before the backend has a say: the one set, else the default."""
+        return self.max_record_bytes or DEFAULT_MAX_RECORD_BYTES
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -209,7 +222,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", type=Path, help=f"TOML file of settings (or ${CONFIG_FILE_ENV})")
     for setting in SETTINGS:
         flags = ["--" + setting.name.replace("_", "-"), *setting.aliases]
-        default = "unset" if setting.secret else setting.default
+        default = "unset" if setting.secret or setting.default is None else setting.default
         help_text = f"{setting.help} (env {ENV_PREFIX}{setting.name.upper()}; default {default})"
         if setting.parse is _bool:
             # A switch: given means true; the environment or the file can say false.

@@ -129,6 +129,16 @@ class Backend(abc.ABC):
     so the server's health check routes traffic away meanwhile. A local store
     (files) is reachable whenever the process runs and never calls it."""
 
+    @property
+    def max_record_bytes(self) -> int | None:
+        """The largest record line this store holds, decided by ``start``; None when the store sets no limit.
+
+        A store with a message limit of its own (JetStream's ``max_payload``)
+        lowers the default record limit to what it carries, so that a record
+        is refused as RECORD_TOO_LARGE up front instead of failing in the store.
+        """
+        return None
+
     @abc.abstractmethod
     async def start(self) -> None:
         """Connect or prepare the store; raise with a clear message if unusable."""
