@@ -90,10 +90,14 @@ class JournalServiceServicer:
         stored record is byte-identical, else SEQ_CONFLICT; seq > last_seq + 1 is
         SEQ_GAP. The record is validated against its schema and against the run's
         folded state before anything is written. Acknowledged means durable.
+        RUN_EXISTS is a different `meta` at seq 1 of an existing run; any other
+        record there is SEQ_CONFLICT. An appended `reconfigure` passes the resume
+        gate first (see Reconfigure): a hard or blocking change is RESUME_REFUSED.
 
         Errors: INVALID_ARGUMENT, INVALID_RECORD, RECORD_TOO_LARGE, RUN_NOT_FOUND,
         RUN_EXISTS, SEQ_GAP, SEQ_CONFLICT, RUN_CLAIMED, RUN_LOCKED,
-        CORRUPT_JOURNAL, VERSION_MISMATCH, STORAGE_FULL, STORAGE_UNAVAILABLE.
+        RESUME_REFUSED, CORRUPT_JOURNAL, VERSION_MISMATCH, STORAGE_FULL,
+        STORAGE_UNAVAILABLE.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -102,7 +106,10 @@ class JournalServiceServicer:
     def AppendBatch(self, request, context):
         """Appends several consecutive records of one run, all or nothing, with one
         write and one sync. A batch that repeats already-stored records verifies
-        them like single appends and writes only the new tail.
+        them like single appends and writes only the new tail. All or nothing
+        holds across a crash too: a batch the server died in the middle of is
+        never read back in part, and a batch that creates a run (meta and more)
+        leaves the whole run or none.
 
         Errors: as Append. A refusal about one record of the batch (INVALID_RECORD,
         RECORD_TOO_LARGE, SEQ_CONFLICT, SEQ_GAP for the first new record,
