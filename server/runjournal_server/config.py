@@ -210,7 +210,6 @@ class Config:
                 "max_message_bytes must exceed max_record_bytes by at least 64 KiB so a maximal record fits"
             )
 
-
     @property
     def record_limit(self) -> int:
         """The record limit before the backend has a say: the one set, else the default."""
