@@ -375,14 +375,17 @@ async def test_a_stale_replica_is_refused_and_refresh_adopts_what_the_other_wrot
     assert [r.seq for r in await replica_b.load(RUN)] == [1, 2, 3, 4, 5, 6]
 
 
-async def test_a_stale_replica_writing_the_identical_record_adopts_it_and_stores_it_once(
+async def test_a_stale_replica_writing_the_identical_record_races_and_stores_it_once(
     jetstream_backend: JetStreamBackend, replica_b: JetStreamBackend, raw: RawNats, nats_stream: StreamTarget
 ) -> None:
     journal_a = await jetstream_backend.create_journal(RUN, meta())
     journal_b, _ = await replica_b.open_journal(RUN)
     await journal_b.append(turns(2, 2))
-    await journal_a.append(turns(2, 2))  # the same bytes: a verified duplicate, not a second record
-    assert journal_a.last_seq == 2
+    # The same bytes, stored by an earlier request: a write race, so runs.py
+    # catches up and answers a verified duplicate (duplicate=true), never "written".
+    with pytest.raises(WriteRaceError):
+        await journal_a.append(turns(2, 2))
+    assert journal_a.last_seq == 1
     assert await raw.count(nats_stream.name, f"{nats_stream.prefix}.{RUN}.>") == 2
 
 
