@@ -29,8 +29,9 @@ Ordering rules live here, once, for every backend:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -456,10 +457,11 @@ class Runs:
     async def _read_prefix(self, run_id: str, as_of_seq: int) -> list[records.StoredRecord]:
         """Records 1..as_of_seq, read no further than that (a past state of a long run decodes only its past)."""
         prefix: list[records.StoredRecord] = []
-        async for item in self.read(run_id, 1):
-            prefix.append(item)
-            if item.seq == as_of_seq:
-                return prefix
+        async with contextlib.aclosing(self.read(run_id, 1)) as reader:
+            async for item in reader:
+                prefix.append(item)
+                if item.seq == as_of_seq:
+                    return prefix
         raise InvalidArgumentError("as_of_seq", f"run {run_id!r} has only {len(prefix)} records")
 
     async def _pre_read(self, run_id: str) -> tuple[Folder, ColdRead | None]:
@@ -603,24 +605,17 @@ class Runs:
 
     # ------------------------------------------------------------------- read
 
-    async def read(self, run_id: str, from_seq: int) -> AsyncIterator[records.StoredRecord]:
-        """The stored records from ``from_seq``, as far as they are acknowledged."""
+    def read(self, run_id: str, from_seq: int) -> RecordReader:
+        """The stored records from ``from_seq``, as far as they are acknowledged.
+
+        Streamed from the store a chunk at a time under the reader's flow
+        control: a stalled reader holds one chunk, never the whole run. Close
+        the reader (``aclose``) when done early, to release its descriptor.
+        """
         validate_run_id(run_id)
         if from_seq < 0:
             raise InvalidArgumentError("from_seq", "must be >= 0")
-        # Streamed from the store a chunk at a time under the reader's flow
-        # control: a stalled reader holds one chunk, never the whole run.
-        records_stream = self._backend.stream(run_id, from_seq)
-        try:
-            async for item in records_stream:
-                if not self._acknowledged(run_id, item.seq):
-                    break
-                yield item
-        except CorruptJournalError as err:
-            self._known_corrupt[run_id] = err.message
-            raise
-        finally:
-            await records_stream.aclose()  # type: ignore[attr-defined]
+        return RecordReader(run_id, self._backend.stream(run_id, from_seq), self._acknowledged, self._known_corrupt)
 
     def _acknowledged(self, run_id: str, seq: int) -> bool:
         """False for a record this server is writing right now (stored, not yet acknowledged).
@@ -651,6 +646,44 @@ class Runs:
     async def close(self) -> None:
         """Close every journal this server holds (releasing their locks)."""
         await self._handles.close()
+
+
+class RecordReader:
+    """Records of one run from the store's stream, up to what is acknowledged.
+
+    An iterator object rather than a generator: a suspended generator frame
+    would keep the last record it yielded alive while the consumer waits on a
+    stalled client, and a stalled reader must hold as little as possible.
+    """
+
+    def __init__(
+        self,
+        run_id: str,
+        source: AsyncGenerator[records.StoredRecord, None],
+        acknowledged: Callable[[str, int], bool],
+        known_corrupt: dict[str, str],
+    ) -> None:
+        self._run_id = run_id
+        self._source = source
+        self._acknowledged = acknowledged
+        self._known_corrupt = known_corrupt
+
+    def __aiter__(self) -> RecordReader:
+        return self
+
+    async def __anext__(self) -> records.StoredRecord:
+        try:
+            item = await anext(self._source)
+        except CorruptJournalError as err:
+            self._known_corrupt[self._run_id] = err.message  # the listing shows it from now on
+            raise
+        if not self._acknowledged(self._run_id, item.seq):
+            raise StopAsyncIteration
+        return item
+
+    async def aclose(self) -> None:
+        """Stop reading: the store's stream releases its descriptor or window."""
+        await self._source.aclose()
 
 
 def _fold_checked(run_id: str, stored: Sequence[records.StoredRecord]) -> Folder:

@@ -7,6 +7,7 @@ its details.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import re
@@ -28,7 +29,7 @@ from runjournal_server.auth import ANY_SCOPE, UNRESTRICTED, Access, Scope, Token
 from runjournal_server.errors import InvalidArgumentError, JournalError, Reason
 from runjournal_server.listing import RunFilter
 from runjournal_server.records import StoredRecord
-from runjournal_server.runs import Runs
+from runjournal_server.runs import RecordReader, Runs
 from runjournal_server.status import to_status
 from runjournal_server.tasks import Tasks
 
@@ -107,7 +108,7 @@ def add_to_server(servicer: object, service: ServiceDescriptor, server: grpc.aio
         handlers[method.name] = factory(
             getattr(servicer, method.name),
             request_deserializer=_lenient(request_class),
-            response_serializer=response_class.SerializeToString,
+            response_serializer=_serializer(response_class),
         )
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))
     server.add_registered_method_handlers(service.full_name, handlers)
@@ -239,11 +240,12 @@ class JournalServicer(_Authorizing, pb_grpc.JournalServiceServicer):
         )
         return pb.ListRunsResponse(runs=runs, next_page_token=token)
 
-    async def Read(self, request: pb.ReadRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[pb.ReadResponse]:
+    async def Read(self, request: pb.ReadRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
         try:
             self.authorize(request, context, _READS)
-            async for stored in self._runs.read(request.run_id, request.from_seq):
-                yield _read_item(stored)
+            async with contextlib.aclosing(self._runs.read(request.run_id, request.from_seq)) as reader:
+                while (item := await _next_read_item(reader)) is not None:
+                    yield item
         except JournalError as err:
             await context.abort_with_status(to_status(err))
         except Exception:
@@ -287,6 +289,29 @@ def _only_record_of_kind(field: str, batch: Sequence[records_pb2.Record]) -> int
     kind = field.split(".", 1)[0]
     found = [index for index, record in enumerate(batch) if record.WhichOneof("payload") == kind]
     return found[0] if len(found) == 1 else None
+
+
+def _serializer(response_class: Any) -> Callable[[Any], bytes]:
+    """Serialize a response message; bytes (a response serialized by its handler already) pass as they are."""
+
+    def serialize(response: Any) -> bytes:
+        return response if isinstance(response, bytes) else response.SerializeToString()
+
+    return serialize
+
+
+async def _next_read_item(reader: RecordReader) -> bytes | None:
+    """The next Read item, serialized; None at the end.
+
+    Serialized here, and the record dropped before the caller yields: while a
+    stalled client holds the stream up, the server keeps only these bytes,
+    not the stored line, its decoded record and the response message besides.
+    """
+    try:
+        stored = await anext(reader)
+    except StopAsyncIteration:
+        return None
+    return _read_item(stored).SerializeToString()
 
 
 def _read_item(stored: StoredRecord) -> pb.ReadResponse:

@@ -38,7 +38,7 @@ The promises:
 from __future__ import annotations
 
 import abc
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from runjournal_server.records import StoredRecord
@@ -194,7 +194,7 @@ class Backend(abc.ABC):
         """
         return (await self.ends(run_id, lambda _: False)).meta
 
-    async def stream(self, run_id: str, from_seq: int) -> AsyncIterator[StoredRecord]:
+    async def stream(self, run_id: str, from_seq: int) -> AsyncGenerator[StoredRecord, None]:
         """The stored records with seq >= ``from_seq``, in order, read from the store a bounded chunk at a time.
 
         For Read and Watch: memory held per stream is one chunk, whatever the

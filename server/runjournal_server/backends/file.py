@@ -47,7 +47,7 @@ import tempfile
 import threading
 import zlib
 from array import array
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
@@ -816,7 +816,7 @@ class FileBackend(Backend):
     async def tail(self, run_id: str, is_start: Callable[[StoredRecord], bool]) -> list[StoredRecord]:
         return await self._run(self._read_sync, run_id, functools.partial(_read_tail, run_id, is_start=is_start))
 
-    async def stream(self, run_id: str, from_seq: int) -> AsyncIterator[StoredRecord]:
+    async def stream(self, run_id: str, from_seq: int) -> AsyncGenerator[StoredRecord, None]:
         """Read forward a chunk at a time (``STREAM_CHUNK_BYTES`` plus at most one line held).
 
         The stream ends at the end the journal had when it started (later
@@ -826,8 +826,11 @@ class FileBackend(Backend):
         cursor = await self._run_cursor(run_id, max(from_seq, 1))
         try:
             while found := await self._run(cursor.next_records):
-                for stored in found:
-                    yield stored
+                found.reverse()
+                while found:
+                    # Popped, not bound to a name: while the consumer is
+                    # stalled this frame holds no record it already handed out.
+                    yield found.pop()
         finally:
             cursor.close()
 
