@@ -28,6 +28,8 @@ BENCHMARKS: dict[str, tuple[int, str, str]] = {
     "claim": (5, "bench.claim:run", "Claim on a 10,000-record run vs a 100-record run"),
     "memory": (7, "bench.memory:run", "server RSS after touching many runs"),
     "list": (6, "bench.listing:run", "ListRuns pages: 1,000-record runs vs 10-record runs"),
+    "attack": (9, "bench.attack_memory:run", "server RSS and bystander stalls under the hardening issue's attacks"),
+    "past_fold": (10, "bench.past_fold:run", "other clients' appends while Fold(as_of_seq) loops on a long run"),
 }
 """Name -> (table section, ``module:function``, what it measures); modules are imported only when run.
 

@@ -182,6 +182,7 @@ async def serve(config: Config, *, on_ready: Callable[[str], None] | None = None
         backend,
         max_record_bytes=backend.max_record_bytes or config.record_limit,
         max_open_journals=max_open,
+        max_warm_bytes=config.max_warm_bytes,
         max_response_bytes=config.max_message_bytes,  # the send limit: a Claim never writes an answer it cannot send
     )
     # Calls beyond the cap are refused RESOURCE_EXHAUSTED at once instead of each holding a request in memory.

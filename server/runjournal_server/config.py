@@ -27,6 +27,8 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 DEFAULT_MAX_BATCH_BYTES = 4 * 1024 * 1024
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_CONCURRENT_RPCS = 128
+DEFAULT_MAX_WARM_BYTES = 256 * 1024 * 1024
+"""Warm states beyond this many stored bytes in all are closed, least recently used first (see handles.py)."""
 
 
 class ConfigError(ValueError):
@@ -134,6 +136,12 @@ SETTINGS: tuple[Setting, ...] = (
         1024,
         "journals kept open (locked, warm) at once; LRU beyond; lowered to what the fd limit allows",
     ),
+    Setting(
+        "max_warm_bytes",
+        _positive_int,
+        DEFAULT_MAX_WARM_BYTES,
+        "stored bytes folded into the warm states of all open runs together; LRU closed beyond",
+    ),
     Setting("io_threads", _positive_int, 32, "threads for disk I/O and fsync"),
     Setting("shutdown_grace_seconds", _non_negative_float, 10.0, "time to drain in-flight calls on SIGTERM"),
     Setting("log_level", _choice(LOG_LEVELS, upper=True), "INFO", "logging level"),
@@ -179,6 +187,7 @@ class Config:
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     max_concurrent_rpcs: int = DEFAULT_MAX_CONCURRENT_RPCS
     max_open_journals: int = 1024
+    max_warm_bytes: int = DEFAULT_MAX_WARM_BYTES
     io_threads: int = 32
     shutdown_grace_seconds: float = 10.0
     log_level: str = "INFO"

@@ -20,11 +20,9 @@ from dataclasses import dataclass, field
 
 from runjournal_server import records
 from runjournal_server.backends.base import Backend, Journal
+from runjournal_server.config import DEFAULT_MAX_WARM_BYTES
 from runjournal_server.errors import CorruptJournalError
 from runjournal_server.fold import Folder
-
-DEFAULT_MAX_WARM_BYTES = 256 * 1024 * 1024
-"""Warm states kept beyond this many stored bytes are closed, least recently used first."""
 
 FoldStored = Callable[[str, Sequence[records.StoredRecord]], Awaitable[Folder]]
 

@@ -38,6 +38,7 @@ from typing import TypeVar
 from runjournal.v1 import records_pb2, state_pb2
 from runjournal_server import records
 from runjournal_server.backends.base import Backend, Journal, WriteRaceError
+from runjournal_server.config import DEFAULT_MAX_WARM_BYTES
 from runjournal_server.errors import (
     AlreadyAnsweredError,
     AlreadyDecidedError,
@@ -56,9 +57,10 @@ from runjournal_server.errors import (
 )
 from runjournal_server.fold import Folder, JournalRuleError, fold_stored
 from runjournal_server.gate import blocking_fields, check_resume, has_hard_block
-from runjournal_server.handles import DEFAULT_MAX_WARM_BYTES, ColdRead, RunHandles, Slot, stored_bytes
+from runjournal_server.handles import ColdRead, RunHandles, Slot, stored_bytes
 from runjournal_server.ids import validate_run_id
 from runjournal_server.listing import RunFilter, RunListing
+from runjournal_server.past_states import PastStates
 from runjournal_server.sequence import AppendDecision, check_append
 
 log = logging.getLogger(__name__)
@@ -116,6 +118,7 @@ class Runs:
         self._backend = backend
         self._max_record_bytes = max_record_bytes
         self._max_response_bytes = max_response_bytes  # None: no limit to keep (in-process use)
+        self._past_states = PastStates()
         self._known_corrupt: dict[str, str] = {}  # run id -> problem, from full reads
         self._handles = RunHandles(
             backend,
@@ -449,10 +452,30 @@ class Runs:
                     if as_of_seq == 0 or as_of_seq == last:
                         self._check_state_fits(run_id, slot.folder, slot.warm_bytes, conversation_from)
                         return slot.folder.state(conversation_from=conversation_from, into=into)
-        stored = await self._read_prefix(run_id, as_of_seq) if as_of_seq else await self._load(run_id)
+        if as_of_seq:
+            return await self._fold_past(run_id, as_of_seq, conversation_from, into)
+        stored = await self._load(run_id)
         folder = await self._fold_cold(run_id, stored)
         self._check_state_fits(run_id, folder, stored_bytes(stored), conversation_from)
         return folder.state(conversation_from=conversation_from, into=into)
+
+    async def _fold_past(
+        self, run_id: str, as_of_seq: int, conversation_from: int, into: state_pb2.RunState | None
+    ) -> state_pb2.RunState:
+        """The state as of an acknowledged seq: from the LRU of past states, else folded from the prefix alone."""
+        key = (run_id, as_of_seq, conversation_from)
+        serialized = self._past_states.get(key)
+        if serialized is None:
+            stored = await self._read_prefix(run_id, as_of_seq)
+            folder = await self._fold_cold(run_id, stored)
+            self._check_state_fits(run_id, folder, stored_bytes(stored), conversation_from)
+            serialized = folder.state(conversation_from=conversation_from).SerializeToString()
+            self._past_states.put(key, serialized)
+        elif self._max_response_bytes is not None and len(serialized) + RESPONSE_SLACK_BYTES > self._max_response_bytes:
+            raise ResponseTooLargeError(run_id, len(serialized) + RESPONSE_SLACK_BYTES, self._max_response_bytes)
+        state = into if into is not None else state_pb2.RunState()
+        state.MergeFromString(serialized)
+        return state
 
     async def _read_prefix(self, run_id: str, as_of_seq: int) -> list[records.StoredRecord]:
         """Records 1..as_of_seq, read no further than that (a past state of a long run decodes only its past)."""

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from runjournal_server import records
 from runjournal_server.backends.file import FileBackend
+from runjournal_server.past_states import PastStates
 from runjournal_server.runs import Runs
 from tests.unit import builders as b
 
@@ -53,3 +54,40 @@ async def test_fold_as_of_a_past_seq_does_not_read_past_it(tmp_path: Path):
     finally:
         await runs.close()
         await backend.close()
+
+
+async def test_a_repeated_past_fold_reads_the_store_once_and_equals_the_first(tmp_path: Path):
+    backend = FileBackend(tmp_path)
+    await backend.start()
+    reads: list[int] = []
+    real_stream = backend.stream
+
+    def counting_stream(run_id: str, from_seq: int):
+        reads.append(from_seq)
+        return real_stream(run_id, from_seq)
+
+    backend.stream = counting_stream  # type: ignore[method-assign]
+    runs = Runs(backend, max_record_bytes=records.DEFAULT_MAX_RECORD_BYTES, max_open_journals=8)
+    try:
+        await runs.append("r", 0, [b.meta(run_id="r"), *[b.note(seq, f"n{seq}") for seq in range(2, 40)]])
+        first = await runs.fold("r", 20)
+        again = await runs.fold("r", 20)
+        assert again == first and again.last_seq == 20
+        assert len(reads) == 1
+        assert (await runs.fold("r", 20, conversation_from=1)).conversation_offset == 1
+        assert len(reads) == 2  # another slice is another entry
+    finally:
+        await runs.close()
+        await backend.close()
+
+
+def test_past_states_stay_within_their_byte_bound_least_recently_used_first():
+    states = PastStates(max_bytes=400)
+    for seq in range(1, 6):
+        states.put(("r", seq, 0), bytes(100))
+    assert states.size_bytes <= 400
+    assert states.get(("r", 1, 0)) is None and states.get(("r", 5, 0)) is not None
+    states.put(("big", 1, 0), bytes(101))  # over a quarter of the bound: not kept
+    assert states.get(("big", 1, 0)) is None
+    states.forget("r")
+    assert states.size_bytes == 0
