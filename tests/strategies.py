@@ -1,6 +1,6 @@
 """Hypothesis strategies for valid journal records, shared by the test suites.
 
-``records(kind)`` draws one valid ``Record`` (``records.validate`` accepts it);
+``records(kind)`` draws one valid ``Record`` (``schema.validate`` accepts it);
 ``record_payloads(kind)`` draws just its payload message. Strings are short so
 that property tests stay fast; sizes and limits are tested explicitly.
 """
@@ -13,7 +13,7 @@ from typing import Any, cast
 from hypothesis import strategies as st
 
 from runjournal.v1 import records_pb2 as pb
-from runjournal_server.records import MAX_SEQ, Kind
+from runjournal_server.kinds import MAX_SEQ, Kind
 
 INT32_MAX = (1 << 31) - 1
 

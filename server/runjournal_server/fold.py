@@ -68,7 +68,7 @@ from runjournal.v1.records_pb2 import (
 from runjournal.v1.state_pb2 import Counters, PendingBatch, PendingCall, RunState, RunStatus, WaitingFor
 from runjournal_server.errors import VersionMismatchError
 from runjournal_server.inbox import waiting_for
-from runjournal_server.records import FORMAT_VERSION
+from runjournal_server.kinds import FORMAT_VERSION, Kind
 from runjournal_server.summary import TERMINAL_STATUS, StoredLike, is_inert_kind, status_of
 
 _DECISIONS = frozenset({Decision.DECISION_APPROVED, Decision.DECISION_DENIED})
@@ -180,25 +180,25 @@ class Folder:
             raise JournalRuleError(seq, "the record has no payload")
         self._check_position(seq, kind)
         match kind:
-            case "meta":
+            case Kind.META:
                 self._apply_meta(seq, record.meta)
-            case "assistant":
+            case Kind.ASSISTANT:
                 self._apply_assistant(seq, record.assistant)
-            case "user":
+            case Kind.USER:
                 self._apply_user(seq, record.user)
-            case "tool_result":
+            case Kind.TOOL_RESULT:
                 self._apply_tool_result(seq, record.tool_result)
-            case "deferral":
+            case Kind.DEFERRAL:
                 self._apply_deferral(seq, record.deferral)
-            case "approval":
+            case Kind.APPROVAL:
                 self._apply_approval(seq, record.approval)
-            case "claim":
+            case Kind.CLAIM:
                 self._apply_claim(seq, record.claim)
-            case "terminal":
+            case Kind.TERMINAL:
                 self._apply_terminal(seq, record.terminal)
-            case "reconfigure":
+            case Kind.RECONFIGURE:
                 self._apply_reconfigure(seq, record.reconfigure)
-            case "note":
+            case Kind.NOTE:
                 pass  # no effect beyond the last seq
             case _:
                 raise JournalRuleError(seq, f"protocol id {kind!r} has no fold rule")
@@ -220,19 +220,19 @@ class Folder:
 
     def _check_position(self, seq: int, kind: str) -> None:
         if self._meta is None:
-            if kind != "meta":
+            if kind != Kind.META:
                 raise JournalRuleError(seq, f"the first record must be 'meta', not {kind!r}")
             if seq != 1:
                 raise JournalRuleError(seq, "the meta record must be at seq 1")
             return
         if seq != self._last_seq + 1:
             raise JournalRuleError(seq, f"expected seq {self._last_seq + 1}: a journal has no gaps")
-        if kind == "meta":
+        if kind == Kind.META:
             raise JournalRuleError(seq, "a second meta record; meta appears only at seq 1")
 
     def _advance(self, seq: int, kind: str, *, known: bool, optional: bool) -> None:
         self._last_seq = seq
-        if not is_inert_kind(kind, known=known, optional=optional) and kind != "terminal":
+        if not is_inert_kind(kind, known=known, optional=optional) and kind != Kind.TERMINAL:
             self._terminal = None
 
     def _apply_meta(self, seq: int, meta: Meta) -> None:

@@ -16,12 +16,13 @@ from collections.abc import Sequence
 
 from runjournal.v1.records_pb2 import Deferral
 from runjournal.v1.state_pb2 import WaitingCall, WaitingFor
+from runjournal_server.kinds import Kind
 from runjournal_server.summary import StoredLike
 
-TURN_START_KINDS: frozenset[str] = frozenset({"meta", "assistant", "user"})
+TURN_START_KINDS: frozenset[str] = frozenset({Kind.META, Kind.ASSISTANT, Kind.USER})
 """A tail read for the inbox stops at the last of these: nothing before it can wait."""
 
-MAY_WAIT_AFTER_KINDS: frozenset[str] = frozenset({"deferral", "approval", "tool_result", "terminal"})
+MAY_WAIT_AFTER_KINDS: frozenset[str] = frozenset({Kind.DEFERRAL, Kind.APPROVAL, Kind.TOOL_RESULT, Kind.TERMINAL})
 """Last significant record kinds after which a call may still wait; after others, none can."""
 
 
@@ -40,7 +41,7 @@ def waiting_calls(tail: Sequence[StoredLike]) -> list[WaitingCall]:
     Records of a well-formed journal are assumed (fold validates them on every
     write); unknown optional records are skipped.
     """
-    if not tail or tail[0].kind != "assistant" or tail[0].record is None:
+    if not tail or tail[0].kind != Kind.ASSISTANT or tail[0].record is None:
         return []
     names: dict[str, str] = {}
     for block in tail[0].record.assistant.content:
@@ -54,11 +55,11 @@ def waiting_calls(tail: Sequence[StoredLike]) -> list[WaitingCall]:
         if record is None:
             continue
         kind = record.WhichOneof("payload")
-        if kind == "deferral":
+        if kind == Kind.DEFERRAL:
             deferrals[record.deferral.tool_use_id] = (item.seq, record.deferral)
-        elif kind == "tool_result":
+        elif kind == Kind.TOOL_RESULT:
             answered.add(record.tool_result.tool_use_id)
-        elif kind == "approval":
+        elif kind == Kind.APPROVAL:
             decided.add(record.approval.tool_use_id)
     waiting = []
     for call_id, name in names.items():  # call order, as the model asked

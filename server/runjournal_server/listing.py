@@ -26,6 +26,7 @@ from runjournal.v1 import state_pb2
 from runjournal_server.backends.base import Backend
 from runjournal_server.errors import CorruptJournalError, InvalidArgumentError, JournalError, RunNotFoundError
 from runjournal_server.inbox import MAY_WAIT_AFTER_KINDS, TURN_START_KINDS, waiting_calls
+from runjournal_server.kinds import Kind
 from runjournal_server.summary import corrupt_summary, is_inert, summarize_stored
 
 DEFAULT_PAGE_SIZE = 100
@@ -162,7 +163,7 @@ class RunListing:
             stored = await self._backend.meta(run_id)
         except JournalError:
             return  # listed from its summary, sorted last; retried next time
-        if stored.record is None or stored.record.WhichOneof("payload") != "meta":
+        if stored.record is None or stored.record.WhichOneof("payload") != Kind.META:
             return
         meta = stored.record.meta
         self._meta_cache[run_id] = _MetaInfo(

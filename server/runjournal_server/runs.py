@@ -59,8 +59,10 @@ from runjournal_server.fold import Folder, JournalRuleError, fold_stored
 from runjournal_server.gate import blocking_fields, check_resume, has_hard_block
 from runjournal_server.handles import ColdRead, RunHandles, Slot, stored_bytes
 from runjournal_server.ids import validate_run_id
+from runjournal_server.kinds import kind_of
 from runjournal_server.listing import RunFilter, RunListing
 from runjournal_server.past_states import PastStates
+from runjournal_server.schema import validate_fingerprint, validate_payload
 from runjournal_server.sequence import AppendDecision, check_append
 
 log = logging.getLogger(__name__)
@@ -401,21 +403,15 @@ class Runs:
 
     @staticmethod
     def _check_claim_request(notice: records_pb2.ClaimNotice, fingerprint: records_pb2.Fingerprint) -> None:
-        """Schema-check the claim notice and fingerprint as the records they become."""
-        probes = [
-            ("", records_pb2.Record(seq=1, claim=notice)),
-            (
-                "fingerprint",
-                records_pb2.Record(
-                    seq=1, reconfigure=records_pb2.Reconfigure(fingerprint=fingerprint, changed_fields=["model"])
-                ),
-            ),
-        ]
-        for prefix, probe in probes:
-            try:
-                records.validate(probe)
-            except InvalidRecordError as err:
-                raise InvalidArgumentError(prefix or err.field.rsplit(".", 1)[-1], str(err)) from err
+        """Schema-check the claim notice and fingerprint as the records they become (claim, reconfigure)."""
+        try:
+            validate_payload(records.Kind.CLAIM, notice)
+        except InvalidRecordError as err:
+            raise InvalidArgumentError(err.field.rsplit(".", 1)[-1], str(err)) from err
+        try:
+            validate_fingerprint(fingerprint)
+        except InvalidRecordError as err:
+            raise InvalidArgumentError("fingerprint", str(err)) from err
 
     def _gate(
         self, run_id: str, folder: Folder, fingerprint: records_pb2.Fingerprint, force: bool
@@ -569,11 +565,13 @@ class Runs:
         at ``last_seq + 1``.
         """
         validate_run_id(run_id)
-        record.seq = 2  # a placeholder position: validate the payload before anything else
+        # The payload before anything else; its exact size once it has its seq.
+        kind = kind_of(record)
         try:
-            await self._encode(record)
+            validate_payload(kind, getattr(record, kind.value))
         except InvalidRecordError as err:
             raise InvalidArgumentError(err.field.removeprefix(field_prefix), str(err)) from err
+        records.refuse_surely_too_large(record, self._max_record_bytes)
         folder, cold = await self._pre_read(run_id)
         check(run_id, tool_use_id, folder)
         async with self._handles.use(run_id) as slot:

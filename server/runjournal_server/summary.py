@@ -23,9 +23,9 @@ from typing import Protocol
 
 from runjournal.v1.records_pb2 import Meta, Record, Terminal, TerminalReason
 from runjournal.v1.state_pb2 import RunStatus, RunSummary
-from runjournal_server.records import FORMAT_VERSION
+from runjournal_server.kinds import FORMAT_VERSION, Kind
 
-INERT_FOR_STATUS: frozenset[str] = frozenset({"claim", "note", "reconfigure"})
+INERT_FOR_STATUS: frozenset[str] = frozenset({Kind.CLAIM, Kind.NOTE, Kind.RECONFIGURE})
 """Known protocol ids that never change a run's status. Unknown optional ids are inert too."""
 
 TERMINAL_STATUS: Mapping[TerminalReason, RunStatus] = MappingProxyType(
@@ -104,7 +104,7 @@ def summarize(run_id: str, meta: Meta, last_significant_record: Record | None, l
             f"journal format version {meta.format_version}; this server reads only version {FORMAT_VERSION}",
         )
     terminal = None
-    if last_significant_record is not None and last_significant_record.WhichOneof("payload") == "terminal":
+    if last_significant_record is not None and last_significant_record.WhichOneof("payload") == Kind.TERMINAL:
         terminal = last_significant_record.terminal
     try:
         status = status_of(terminal)
@@ -132,7 +132,7 @@ def summarize_stored(run_id: str, meta: StoredLike, last_significant: StoredLike
     optional one would be inert), so fold refuses the run: it is listed as
     corrupt. So is a first record that is not a meta.
     """
-    if meta.record is None or meta.record.WhichOneof("payload") != "meta":
+    if meta.record is None or meta.record.WhichOneof("payload") != Kind.META:
         return corrupt_summary(run_id, f"seq {meta.seq}: the first record is {meta.kind!r}, not 'meta'")
     if last_significant.record is None:
         return corrupt_summary(

@@ -36,7 +36,7 @@ from runjournal_server.errors import (
 )
 from runjournal_server.ids import validate_run_id
 from runjournal_server.listing import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, SortKey, decode_page_token, encode_page_token
-from runjournal_server.records import json_text_problem, label_problems
+from runjournal_server.schema import json_text_problem, label_problems
 
 MAX_TASK_DOCUMENT_BYTES = 1 << 20
 MAX_FAILURE_CODE_CHARS = 128

@@ -20,19 +20,18 @@ from hypothesis import strategies as st
 
 from runjournal.v1 import records_pb2 as pb
 from runjournal_server.errors import InvalidRecordError, RecordTooLargeError
+from runjournal_server.kinds import kind_of
 from runjournal_server.records import (
     DEFAULT_MAX_RECORD_BYTES,
-    MAX_JSON_DEPTH,
     PROTOCOL_PREFIX,
     Kind,
     RecordDecodeError,
     StoredRecord,
     decode,
     encode,
-    kind_of,
     to_line,
-    validate,
 )
+from runjournal_server.schema import MAX_JSON_DEPTH, validate
 from tests.strategies import records
 
 # ---------------------------------------------------------------------------
@@ -1054,7 +1053,7 @@ def test_every_example_line_in_the_format_document_decodes() -> None:
 def test_the_fast_payload_walker_equals_message_to_dict(record: pb.Record) -> None:
     from google.protobuf import json_format
 
-    from runjournal_server.records import to_json_dict
+    from runjournal_server.payload_json import to_json_dict
 
     payload = getattr(record, record.WhichOneof("payload"))
     assert to_json_dict(payload) == json_format.MessageToDict(payload, preserving_proto_field_name=True)

@@ -1,0 +1,307 @@
+"""Schema validation by kind: every field of every record, checked on every write and every read.
+
+``validate`` checks a whole record; ``validate_payload`` checks one payload
+as the record it will become, so a caller that has a payload and no seq yet
+(a Claim's notice, an answer before it has its place) needs no made-up
+record. Each refusal is one ``InvalidRecordError`` naming the exact field.
+Rules that depend on the rest of the journal (meta only at seq 1, the format
+version, which calls are open) belong to fold, not here.
+
+Pure: no grpc, asyncio, nats or file system.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from typing import Any, NoReturn
+
+from google.protobuf.descriptor import EnumDescriptor
+from google.protobuf.message import Message
+
+from runjournal.v1 import records_pb2 as pb
+from runjournal_server.errors import InvalidRecordError
+from runjournal_server.ids import is_valid_run_id
+from runjournal_server.kinds import MAX_SEQ, Kind, kind_of
+from runjournal_server.payload_json import load_json
+
+MAX_JSON_DEPTH = 64
+"""Deepest nesting accepted in the JSON text fields (tool input, opaque blocks, note data)."""
+
+
+class _Checker:
+    """Carries the record's seq so every error names it."""
+
+    def __init__(self, seq: int | None) -> None:
+        self.seq = seq
+
+    def fail(self, field: str, problem: str) -> NoReturn:
+        raise InvalidRecordError(field, problem, seq=self.seq)
+
+    def length(self, value: str, field: str, low: int, high: int) -> None:
+        if not low <= len(value) <= high:
+            what = "is required" if not value else f"has {len(value)} characters"
+            self.fail(field, f"{what}; use {low}-{high} characters")
+
+    def at_least(self, value: int, field: str, low: int) -> None:
+        if value < low:
+            self.fail(field, f"must be at least {low}, got {value}")
+
+    def enum(self, value: int, field: str, descriptor: EnumDescriptor) -> None:
+        if value == 0:
+            self.fail(field, f"is required; use one of {_enum_names(descriptor)}")
+        if value not in descriptor.values_by_number:
+            self.fail(field, f"{value} is not a known value; use one of {_enum_names(descriptor)}")
+
+    def json_text(self, text: str, field: str, *, want_object: bool) -> None:
+        problem = json_text_problem(text, want_object=want_object)
+        if problem is not None:
+            self.fail(field, problem)
+
+    def tool_use_id(self, value: str, field: str) -> None:
+        if _TOOL_USE_ID.fullmatch(value) is None:
+            self.fail(field, "a tool_use id is 1-256 printable ASCII characters without spaces")
+
+
+def json_text_problem(text: str, *, want_object: bool = False) -> str | None:
+    """Why ``text`` is not an acceptable JSON value (or object), or None when it is."""
+    try:
+        value = load_json(text)
+    except RecursionError:
+        return f"JSON is nested more than {MAX_JSON_DEPTH} levels deep"
+    except ValueError as err:
+        return f"is not valid JSON: {err}"
+    if want_object and not isinstance(value, dict):
+        return f"must be a JSON object, got {type(value).__name__}"
+    if _nesting_exceeds(value, MAX_JSON_DEPTH):
+        return f"JSON is nested more than {MAX_JSON_DEPTH} levels deep"
+    return None
+
+
+def label_problems(labels: Mapping[str, str]) -> Iterator[tuple[str, str]]:
+    """``(key, problem)`` for each label that breaks the label rules (shared by runs and tasks)."""
+    if len(labels) > MAX_LABELS:
+        yield "", f"has {len(labels)} labels; at most {MAX_LABELS} are allowed"
+        return
+    for key in sorted(labels):
+        if _LABEL_KEY.fullmatch(key) is None:
+            yield key, "a label key is 1-63 characters of [a-z0-9_./-], starting with [a-z0-9]"
+        elif len(labels[key]) > MAX_LABEL_VALUE_CHARS:
+            yield key, f"a label value has at most {MAX_LABEL_VALUE_CHARS} characters"
+
+
+def _enum_names(descriptor: EnumDescriptor) -> str:
+    return ", ".join(v.name for v in descriptor.values if v.number != 0)
+
+
+def _nesting_exceeds(value: object, limit: int) -> bool:
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children: Iterable[object]
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+_TOOL_USE_ID = re.compile(r"[!-~]{1,256}")
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+_LABEL_KEY = re.compile(r"[a-z0-9][a-z0-9_./-]{0,62}")
+MAX_LABELS = 64
+MAX_LABEL_VALUE_CHARS = 256
+_FINGERPRINT_FIELDS = frozenset(f.name for f in pb.Fingerprint.DESCRIPTOR.fields)
+_TIMESTAMP_SECONDS = (-62135596800, 253402300799)  # 0001-01-01 .. 9999-12-31, as proto JSON allows
+_RUN_ID_RULE = "1-128 characters of [A-Za-z0-9_-], starting with a letter or digit"
+_ASSISTANT_BLOCKS = frozenset({"text", "thinking", "tool_use", "opaque"})
+_PLAIN_BLOCKS = frozenset({"text", "opaque"})
+
+
+def _names(names: Collection[str]) -> str:
+    return ", ".join(sorted(names))
+
+
+def _blocks(
+    c: _Checker, blocks: Iterable[pb.ContentBlock], path: str, allowed: Collection[str], *, required: bool
+) -> None:
+    count = 0
+    tool_use_ids: dict[str, int] = {}
+    for index, block in enumerate(blocks):
+        count += 1
+        where = f"{path}[{index}]"
+        which = block.WhichOneof("block")
+        if which is None:
+            c.fail(where, f"no block kind is set; set exactly one of {_names(allowed)}")
+        if which not in allowed:
+            c.fail(f"{where}.{which}", f"{which} blocks are not allowed here; use {_names(allowed)}")
+        if which == "thinking":
+            if block.thinking.redacted and not block.thinking.data:
+                c.fail(f"{where}.thinking.data", "redacted thinking needs its data")
+            if not block.thinking.redacted and block.thinking.data:
+                c.fail(f"{where}.thinking.data", "is only for redacted thinking; set redacted or clear it")
+        elif which == "tool_use":
+            use = block.tool_use
+            c.tool_use_id(use.id, f"{where}.tool_use.id")
+            if use.id in tool_use_ids:
+                c.fail(f"{where}.tool_use.id", f"{use.id!r} repeats {path}[{tool_use_ids[use.id]}]")
+            tool_use_ids[use.id] = index
+            c.length(use.name, f"{where}.tool_use.name", 1, 256)
+            c.json_text(use.input_json, f"{where}.tool_use.input_json", want_object=True)
+        elif which == "opaque":
+            c.length(block.opaque.provider, f"{where}.opaque.provider", 1, 64)
+            c.length(block.opaque.type, f"{where}.opaque.type", 1, 128)
+            c.json_text(block.opaque.json, f"{where}.opaque.json", want_object=False)
+    if required and count == 0:
+        c.fail(path, "needs at least one content block")
+
+
+def validate_fingerprint(fingerprint: pb.Fingerprint, path: str = "fingerprint") -> None:
+    """Check a fingerprint on its own (a Claim's, before it may become a reconfigure record)."""
+    _fingerprint(_Checker(None), fingerprint, path)
+
+
+def _fingerprint(c: _Checker, fp: pb.Fingerprint, path: str) -> None:
+    if not fp.provider:
+        c.fail(f"{path}.provider", "is required")
+    if not fp.model:
+        c.fail(f"{path}.model", "is required")
+    for name in ("system_prompt_sha256", "tools_sha256"):
+        value = getattr(fp, name)
+        if value and _SHA256_HEX.fullmatch(value) is None:
+            c.fail(f"{path}.{name}", "must be empty or 64 lower-case hex digits (a SHA-256)")
+    c.at_least(fp.max_tokens, f"{path}.max_tokens", 0)
+    c.at_least(fp.max_iterations, f"{path}.max_iterations", 0)
+
+
+def _meta(c: _Checker, m: pb.Meta) -> None:
+    c.at_least(m.format_version, "meta.format_version", 1)
+    if not is_valid_run_id(m.run_id):
+        c.fail("meta.run_id", _RUN_ID_RULE)
+    if not m.HasField("created_at"):
+        c.fail("meta.created_at", "is required")
+    low, high = _TIMESTAMP_SECONDS
+    if not low <= m.created_at.seconds <= high or not 0 <= m.created_at.nanos <= 999_999_999:
+        c.fail("meta.created_at", "is outside 0001-01-01T00:00:00Z..9999-12-31T23:59:59.999999999Z")
+    if not m.HasField("fingerprint"):
+        c.fail("meta.fingerprint", "is required")
+    _fingerprint(c, m.fingerprint, "meta.fingerprint")
+    _blocks(c, m.prompt, "meta.prompt", _PLAIN_BLOCKS, required=True)
+    for key, problem in label_problems(m.labels):
+        c.fail(f"meta.labels[{json.dumps(key, ensure_ascii=False)}]" if key else "meta.labels", problem)
+    if m.task_id and not is_valid_run_id(m.task_id):
+        c.fail("meta.task_id", f"must be empty or a run id: {_RUN_ID_RULE}")
+
+
+def _assistant(c: _Checker, m: pb.AssistantTurn) -> None:
+    c.at_least(m.iteration, "assistant.iteration", 1)
+    _blocks(c, m.content, "assistant.content", _ASSISTANT_BLOCKS, required=True)
+    c.enum(m.stop_reason, "assistant.stop_reason", pb.StopReason.DESCRIPTOR)
+    for name in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"):
+        c.at_least(getattr(m.usage, name), f"assistant.usage.{name}", 0)
+
+
+def _user(c: _Checker, m: pb.UserFollowUp) -> None:
+    _blocks(c, m.content, "user.content", _PLAIN_BLOCKS, required=True)
+
+
+def _tool_result(c: _Checker, m: pb.ToolResult) -> None:
+    c.tool_use_id(m.tool_use_id, "tool_result.tool_use_id")
+    _blocks(c, m.content, "tool_result.content", _PLAIN_BLOCKS, required=False)
+    if m.answered_by:
+        c.length(m.answered_by, "tool_result.answered_by", 1, 256)
+        # Only an out-of-band answer has someone who answered it from outside the worker.
+        if not m.remote:
+            c.fail("tool_result.answered_by", "is set only on a remote result (an out-of-band answer)")
+
+
+def _deferral(c: _Checker, m: pb.Deferral) -> None:
+    c.tool_use_id(m.tool_use_id, "deferral.tool_use_id")
+
+
+def _approval(c: _Checker, m: pb.Approval) -> None:
+    c.tool_use_id(m.tool_use_id, "approval.tool_use_id")
+    c.enum(m.decision, "approval.decision", pb.Decision.DESCRIPTOR)
+    c.length(m.approver, "approval.approver", 1, 256)
+
+
+def _claim(c: _Checker, m: pb.ClaimNotice) -> None:
+    c.length(m.worker_id, "claim.worker_id", 1, 256)
+    c.at_least(m.pid, "claim.pid", 0)
+
+
+def _terminal(c: _Checker, m: pb.Terminal) -> None:
+    c.enum(m.reason, "terminal.reason", pb.TerminalReason.DESCRIPTOR)
+
+
+def _reconfigure(c: _Checker, m: pb.Reconfigure) -> None:
+    if not m.HasField("fingerprint"):
+        c.fail("reconfigure.fingerprint", "is required")
+    _fingerprint(c, m.fingerprint, "reconfigure.fingerprint")
+    if not m.changed_fields:
+        c.fail("reconfigure.changed_fields", "name at least one changed fingerprint field")
+    seen: set[str] = set()
+    for index, name in enumerate(m.changed_fields):
+        where = f"reconfigure.changed_fields[{index}]"
+        if name not in _FINGERPRINT_FIELDS:
+            c.fail(where, f"{name!r} is not a fingerprint field; use one of {_names(_FINGERPRINT_FIELDS)}")
+        if name in seen:
+            c.fail(where, f"{name!r} is listed twice")
+        seen.add(name)
+
+
+def _note(c: _Checker, m: pb.Note) -> None:
+    if not m.text and not m.data_json:
+        c.fail("note", "set text or data_json")
+    if m.data_json:
+        c.json_text(m.data_json, "note.data_json", want_object=False)
+
+
+_VALIDATORS: dict[Kind, Callable[[_Checker, Any], None]] = {
+    Kind.META: _meta,
+    Kind.ASSISTANT: _assistant,
+    Kind.USER: _user,
+    Kind.TOOL_RESULT: _tool_result,
+    Kind.DEFERRAL: _deferral,
+    Kind.APPROVAL: _approval,
+    Kind.CLAIM: _claim,
+    Kind.TERMINAL: _terminal,
+    Kind.RECONFIGURE: _reconfigure,
+    Kind.NOTE: _note,
+}
+_MUST_BE_OPTIONAL = frozenset({Kind.NOTE})
+_NEVER_OPTIONAL = frozenset({Kind.META, Kind.DEFERRAL})
+
+
+def validate(record: pb.Record) -> None:
+    """Check every field of ``record``; raise one ``InvalidRecordError`` naming the first bad field.
+
+    Field paths are relative to the record, e.g.
+    ``assistant.content[2].tool_use.input_json``. Rules that depend on the rest
+    of the journal (meta only at seq 1, the format version, which calls are
+    open) belong to fold, not here.
+    """
+    c = _Checker(record.seq)
+    if not 1 <= record.seq <= MAX_SEQ:
+        c.fail("seq", f"must be at least 1, got {record.seq}")
+    kind = kind_of(record)
+    if kind in _MUST_BE_OPTIONAL and not record.optional:
+        c.fail("optional", f"a {kind} record is always optional; set optional")
+    if kind in _NEVER_OPTIONAL and record.optional:
+        c.fail("optional", f"a {kind} record is never optional; a reader must not skip it")
+    _VALIDATORS[kind](c, getattr(record, kind.value))
+
+
+def validate_payload(kind: Kind, payload: Message, *, seq: int | None = None) -> None:
+    """Check ``payload`` as the ``kind`` record it will become, before it has a seq or a record around it.
+
+    Field paths are as in ``validate`` (``claim.worker_id``); the record-level
+    rules (the seq, the optional flag) are checked when the record is built.
+    """
+    _VALIDATORS[kind](_Checker(seq), payload)
