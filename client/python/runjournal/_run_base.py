@@ -4,12 +4,14 @@
 hands it to ``_append``, which the sync handle implements by returning the seq
 and the async handle by returning an awaitable of it; so the two handles share
 the record building and seq tracking and differ only in how they call the server.
+(``AsyncRun`` is written in ``_run_aio.py``; ``Run`` is generated from it.)
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+import datetime
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -21,6 +23,29 @@ T = TypeVar("T")
 
 CREATOR_CLAIM_TOKEN = 1
 """The claim token of the worker that created a run: the meta record's seq."""
+
+
+def creation_meta(
+    run_id: str,
+    fingerprint: records_pb2.Fingerprint,
+    prompt_text: str | None,
+    prompt_blocks: Sequence[records_pb2.ContentBlock] | None,
+    labels: Mapping[str, str] | None,
+    interactive: bool,
+    task_id: str,
+    created_at: datetime.datetime | None,
+) -> records_pb2.Record:
+    """The meta record a handle's ``create`` appends at seq 1 (the prompt as text or blocks)."""
+    prompt = _builders.content_of(prompt_blocks, prompt_text, what="prompt")
+    return _builders.meta_record(
+        run_id,
+        fingerprint,
+        prompt,
+        labels=labels,
+        interactive=interactive,
+        task_id=task_id,
+        created_at=created_at,
+    )
 
 
 @dataclass

@@ -1,20 +1,25 @@
-"""The asyncio runjournal clients (``grpc.aio``).
+"""The asyncio runjournal clients.
 
-The same calls, requests, deadlines, retry rule and errors as
-``runjournal.client.JournalClient`` and ``TaskClient``; only the waiting
-differs. Create a client inside the event loop that will use it.
+A thin layer over the generated stubs: every call has a deadline, transport
+failures (UNAVAILABLE / DEADLINE_EXCEEDED with no ErrorInfo) are retried with
+the same request (see ``_retry``), and every failure is raised as a
+``runjournal.errors`` class chosen by the server's ErrorInfo reason.
+``AsyncJournalClient`` speaks ``JournalService`` and ``AsyncTaskClient`` ``TaskService``;
+the two can share one channel (``AsyncJournalClient.tasks``).
 """
+
+# The sync clients, client.py, are generated from this module by scripts/generate.py.  # unasync: drop
 
 from __future__ import annotations
 
-import asyncio
+import asyncio  # unasync: import time
 import random
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
 import grpc
-import grpc.aio
+import grpc.aio  # unasync: drop
 
 from runjournal import _common
 from runjournal._builders import DecisionLike
@@ -135,8 +140,11 @@ class _AsyncClient:
 class AsyncJournalClient(_AsyncClient):
     """An asyncio client of ``runjournal.v1.JournalService``.
 
-    Arguments as for ``JournalClient``. Use with ``async with``, or await
-    ``close``.
+    ``address`` is ``host:port``. Without ``credentials`` the channel is
+    insecure (plaintext); with them it is a TLS channel. ``timeout`` is the
+    deadline of each attempt, in seconds; every method can override it.
+    ``metadata`` is sent with every call (e.g. an authorization header).
+    Use as a context manager (``async with``), or call ``await client.close()``.
     """
 
     def _bind(self, channel: grpc.aio.Channel) -> None:
@@ -144,7 +152,11 @@ class AsyncJournalClient(_AsyncClient):
 
     @property
     def tasks(self) -> AsyncTaskClient:
-        """An ``AsyncTaskClient`` on this client's channel, with its current settings (as ``JournalClient.tasks``)."""
+        """An ``AsyncTaskClient`` on this client's channel, with its current timeout, retry policy and metadata.
+
+        The channel stays this client's: closing this client closes it for
+        both, closing the task client does nothing.
+        """
         return self._sharing(AsyncTaskClient)
 
     # --- RPCs -----------------------------------------------------------------
@@ -211,8 +223,9 @@ class AsyncJournalClient(_AsyncClient):
         """Answers a deferred call with ``content`` blocks or a ``text``; the result's seq.
 
         Needs no claim token: the server writes one ordinary remote ``tool_result``.
-        As ``JournalClient.answer``, a resent request that finds our own
-        earlier answer stored returns its seq.
+        When a transport failure hid the reply of an attempt that landed, the
+        resent request finds the call answered; if the stored result is ours,
+        its seq is returned instead of ``AlreadyAnsweredError``.
         """
         request = _common.answer_request(run_id, tool_use_id, content, text, is_error)
         return await self._write_out_of_band(self._stub.Answer, request, timeout)
@@ -229,8 +242,18 @@ class AsyncJournalClient(_AsyncClient):
     ) -> int:
         """Records an operator's decision ("approved" or "denied") on a pending call; the approval's seq.
 
-        As ``JournalClient.approve``, a resent request that finds our own
-        earlier decision stored returns its seq.
+        Needs no claim token: the server writes one ``approval`` record; the
+        worker then runs an approved call and answers a denied one with an
+        error. A call decided already is ``AlreadyDecidedError`` (with
+        ``decided_at_seq``), one answered already ``AlreadyAnsweredError``, one
+        outside the pending batch ``CallNotPendingError``. As with ``answer``,
+        a resent request that finds our own earlier decision returns its seq.
+
+        With token auth on, the call needs a token with the ``operator`` scope
+        and the server records the token's name as the approver: pass
+        ``approver=""`` (or the token's own name; any other name is
+        ``PermissionDeniedError``). ``answer`` likewise needs the operator scope
+        and records the token's name as the result's ``answered_by``.
         """
         request = _common.approve_request(run_id, tool_use_id, decision, approver, reason)
         return await self._write_out_of_band(self._stub.Approve, request, timeout)
@@ -246,7 +269,12 @@ class AsyncJournalClient(_AsyncClient):
         task_id: str = "",
         timeout: float | None = None,
     ) -> journal_service_pb2.ListRunsResponse:
-        """One page of runs, newest first (filters as ``JournalClient.list_runs``)."""
+        """One page of runs, newest first.
+
+        ``waiting_for_person`` keeps only runs with a call waiting for a person
+        (listed in each summary's ``waiting_calls``); ``task_id`` only runs whose
+        meta names that task.
+        """
         request = _common.list_runs_request(page_size, page_token, status, labels, waiting_for_person, task_id)
         return await self._call(self._stub.ListRuns, request, timeout)
 
@@ -272,8 +300,8 @@ class AsyncJournalClient(_AsyncClient):
                 task_id=task_id,
                 timeout=timeout,
             )
-            for summary in page.runs:
-                yield summary
+            for summary in page.runs:  # unasync: yield from page.runs
+                yield summary  # unasync: drop
             token = page.next_page_token
             if not token:
                 return
@@ -286,7 +314,11 @@ class AsyncJournalClient(_AsyncClient):
         page_size: int = 0,
         timeout: float | None = None,
     ) -> AsyncIterator[state_pb2.RunSummary]:
-        """The human inbox: every run with a call waiting for a person (as ``JournalClient.inbox``)."""
+        """The human inbox: every run with a call waiting for a person, newest first.
+
+        Each summary's ``waiting_calls`` names the calls, what each waits for
+        (an answer: ``answer``; a decision: ``approve``) and who is expected.
+        """
         return self.iter_runs(page_size, labels=labels, waiting_for_person=True, task_id=task_id, timeout=timeout)
 
     async def read(
@@ -323,7 +355,12 @@ class AsyncJournalClient(_AsyncClient):
     async def _write_out_of_band(
         self, method: Callable[..., Awaitable[Any]], request: OutOfBandRequest, timeout: float | None
     ) -> int:
-        """Sends an Answer or Approve; as ``JournalClient._write_out_of_band``."""
+        """Sends an Answer or Approve; returns the seq of the record written.
+
+        When a transport failure hid the reply of an attempt that landed, the
+        resent request is refused (already answered / decided); if the record
+        stored at the refusal's seq is ours, its seq is returned instead.
+        """
         attempts = self._attempts()
         try:
             response = await self._call(method, request, timeout, attempts)
@@ -348,10 +385,12 @@ class AsyncJournalClient(_AsyncClient):
 
 
 class AsyncTaskClient(_AsyncClient):
-    """An asyncio client of ``runjournal.v1.TaskService``; the calls of ``TaskClient``, awaited.
+    """An asyncio client of ``runjournal.v1.TaskService``: what was asked of an agent and what came back.
 
-    Arguments as for ``JournalClient``; or use ``async_journal_client.tasks``
-    to share that client's channel.
+    Arguments as for ``AsyncJournalClient``; or use ``journal_client.tasks`` to
+    share that client's channel. Submitting is idempotent by task id and the
+    first completion wins, so transport failures are retried with the same
+    request as for every other call.
     """
 
     def _bind(self, channel: grpc.aio.Channel) -> None:
@@ -366,7 +405,14 @@ class AsyncTaskClient(_AsyncClient):
         request_json: str | None = None,
         timeout: float | None = None,
     ) -> tuple[task_service_pb2.Task, bool]:
-        """Submits a task; the stored task, and True when this call stored it (as ``TaskClient.submit``)."""
+        """Submits a task; the stored task, and True when this call stored it.
+
+        ``request`` is any JSON-serialisable value, sent as canonical JSON; or
+        pass JSON text as ``request_json``. The same request (and labels) again
+        is accepted with ``created`` False; a different one under the same id
+        is ``TaskConflictError``. After a transport retry ``created`` is False
+        even when it was the lost first attempt that stored the task.
+        """
         message = _common.submit_task_request(task_id, request, request_json, labels)
         response = await self._call(self._stub.SubmitTask, message, timeout)
         return response.task, response.created
@@ -380,7 +426,15 @@ class AsyncTaskClient(_AsyncClient):
         failure: FailureLike | None = None,
         timeout: float | None = None,
     ) -> task_service_pb2.Task:
-        """Records the task's outcome; the task with the stored outcome (as ``TaskClient.complete``)."""
+        """Records the task's outcome; the task with the stored outcome.
+
+        Give exactly one of ``result`` (any JSON value, sent as canonical
+        JSON), ``result_json`` (JSON text) and ``failure`` (``(code, message)``).
+        The first completion wins: a later one raises ``AlreadyCompletedError``
+        whose ``stored_task`` holds the winner. When a transport failure hid
+        the reply of an attempt that landed, the resent request finds our very
+        outcome stored and returns the stored task instead.
+        """
         request = _common.complete_task_request(task_id, result, result_json, failure)
         attempts = self._attempts()
         try:
@@ -422,8 +476,8 @@ class AsyncTaskClient(_AsyncClient):
         token = ""
         while True:
             page = await self.list(page_size, token, state, labels, timeout=timeout)
-            for task in page.tasks:
-                yield task
+            for task in page.tasks:  # unasync: yield from page.tasks
+                yield task  # unasync: drop
             token = page.next_page_token
             if not token:
                 return

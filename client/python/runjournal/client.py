@@ -1,3 +1,5 @@
+# GENERATED from client/python/runjournal/aio.py by scripts/generate.py: do not edit by hand.
+# Edit aio.py and run `python scripts/generate.py`; CI fails when this file differs.
 """The synchronous runjournal clients.
 
 A thin layer over the generated stubs: every call has a deadline, transport
@@ -141,7 +143,7 @@ class JournalClient(_SyncClient):
     insecure (plaintext); with them it is a TLS channel. ``timeout`` is the
     deadline of each attempt, in seconds; every method can override it.
     ``metadata`` is sent with every call (e.g. an authorization header).
-    Use as a context manager, or call ``close``.
+    Use as a context manager (``with``), or call ``client.close()``.
     """
 
     def _bind(self, channel: grpc.Channel) -> None:
@@ -162,7 +164,8 @@ class JournalClient(_SyncClient):
         self, run_id: str, claim_token: int, record: records_pb2.Record, *, timeout: float | None = None
     ) -> journal_service_pb2.AppendResponse:
         """Appends one record at ``record.seq``; ``duplicate`` in the answer marks a verified retry."""
-        return self._call(self._stub.Append, _common.append_request(run_id, claim_token, record), timeout)
+        request = _common.append_request(run_id, claim_token, record)
+        return self._call(self._stub.Append, request, timeout)
 
     def append_batch(
         self,
@@ -441,7 +444,8 @@ class TaskClient(_SyncClient):
 
     def get(self, task_id: str, *, timeout: float | None = None) -> task_service_pb2.Task:
         """The task, with its outcome once completed."""
-        return self._call(self._stub.GetTask, _common.get_task_request(task_id), timeout).task
+        response = self._call(self._stub.GetTask, _common.get_task_request(task_id), timeout)
+        return response.task
 
     def list(
         self,
