@@ -13,7 +13,7 @@ from tests.unit import builders as b
 
 def runjournal(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "runjournal_server.cli", *args],
+        [sys.executable, "-m", "runjournal", *args],
         capture_output=True,
         text=True,
         timeout=60,

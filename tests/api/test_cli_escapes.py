@@ -37,7 +37,7 @@ ESCAPED = "ok\\x1b[2K\\x0d\\x0a" + FORGED_ROW + "\\x07\\x9b31m\\u202edesrever\\u
 def cli(server: ServerProcess, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "RUNJOURNAL_TOKEN"}
     return subprocess.run(
-        [sys.executable, "-m", "runjournal_server.cli", *args, "--address", server.address],
+        [sys.executable, "-m", "runjournal", *args, "--address", server.address],
         capture_output=True,
         text=True,
         timeout=60,

@@ -185,7 +185,7 @@ def cli_approve(server: ServerProcess, run_id: str, who: str) -> subprocess.Comp
         [
             sys.executable,
             "-m",
-            "runjournal_server.cli",
+            "runjournal",
             "approve",
             run_id,
             "c2",

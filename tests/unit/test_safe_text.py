@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runjournal_server.render import safe_text
+from runjournal.render import safe_text
 
 CONTROLS = [
     *map(chr, range(0x00, 0x20)),

@@ -1,0 +1,5 @@
+"""``python -m runjournal``: the ``runjournal`` command."""
+
+from runjournal.cli import main
+
+raise SystemExit(main())
