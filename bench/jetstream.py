@@ -136,7 +136,7 @@ class FencedPublisher:
     async def __aenter__(self) -> FencedPublisher:
         import nats
 
-        from runjournal_server.backends._nats_config import stream_config
+        from runjournal_server.backends.jetstream.config import stream_config
 
         self._nc = await nats.connect(self._url)
         await self._api(

@@ -47,8 +47,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "server"), str(ROOT / "client" / "python")]
 
 from runjournal.v1.records_pb2 import Note, Record  # noqa: E402
-from runjournal_server.backends._nats_config import stream_config  # noqa: E402
 from runjournal_server.backends.jetstream import JetStreamBackend  # noqa: E402
+from runjournal_server.backends.jetstream.config import stream_config  # noqa: E402
 from runjournal_server.records import StoredRecord, encode  # noqa: E402
 
 logging.getLogger("runjournal_server").setLevel(logging.ERROR)

@@ -57,7 +57,7 @@ from runjournal_server.records import StoredRecord
 from runjournal_server.sequence import AppendDecision, check_append
 
 BATCH_RECORDS = 500
-"""Records per append: half of JetStream's atomic batch limit (1,000, ``_nats_config.MAX_ATOMIC_BATCH``)."""
+"""Records per append: half of JetStream's atomic batch limit (1,000, ``jetstream.config.MAX_ATOMIC_BATCH``)."""
 BATCH_BYTES = 4 * 1024 * 1024
 """Bytes per append (at least one record): keeps an atomic batch well inside the server's 10 s commit window."""
 DEFAULT_CONCURRENCY = 16
@@ -139,7 +139,7 @@ def parse_spec(spec: str, settings: config_module.Config, *, target: bool) -> En
 
 
 def _jetstream_config(spec: str, rest: str, settings: config_module.Config, *, target: bool) -> config_module.Config:
-    from runjournal_server.backends._nats_config import validate_stream_name, validate_subject_prefix
+    from runjournal_server.backends.jetstream.config import validate_stream_name, validate_subject_prefix
 
     location, _, query = rest.partition("?")
     urls, stream = settings.nats_url, settings.nats_stream

@@ -20,7 +20,7 @@ import pytest
 import tests.nats_server as nats_server_module
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc, state_pb2
-from runjournal_server.backends._nats_config import HEADER_ALLOWANCE_BYTES, stream_config
+from runjournal_server.backends.jetstream.config import HEADER_ALLOWANCE_BYTES, stream_config
 from tests.api.rpc import error_info, new_run_id, reason
 from tests.conftest import StreamTarget, new_stream_target
 from tests.nats_server import NatsServer

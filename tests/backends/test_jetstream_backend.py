@@ -20,7 +20,9 @@ import nats
 import pytest
 
 from runjournal.v1.records_pb2 import Record
-from runjournal_server.backends._nats_config import (
+from runjournal_server.backends.base import WriteRaceError
+from runjournal_server.backends.jetstream import JetStreamBackend, message_id
+from runjournal_server.backends.jetstream.config import (
     StreamConfigError,
     check_max_payload,
     check_server_version,
@@ -29,8 +31,6 @@ from runjournal_server.backends._nats_config import (
     stream_problems,
     subject_covers,
 )
-from runjournal_server.backends.base import WriteRaceError
-from runjournal_server.backends.jetstream import JetStreamBackend, message_id
 from runjournal_server.errors import (
     CorruptJournalError,
     RunExistsError,

@@ -21,14 +21,14 @@ import pytest
 
 import tests.nats_server as nats_server_module
 from runjournal_server import records
-from runjournal_server.backends._nats_config import (
+from runjournal_server.backends.base import WriteRaceError
+from runjournal_server.backends.jetstream import JetStreamBackend
+from runjournal_server.backends.jetstream.config import (
     HEADER_ALLOWANCE_BYTES,
     StreamConfigError,
     record_limit,
     stream_config,
 )
-from runjournal_server.backends.base import WriteRaceError
-from runjournal_server.backends.jetstream import JetStreamBackend
 from runjournal_server.errors import (
     CorruptJournalError,
     RunExistsError,

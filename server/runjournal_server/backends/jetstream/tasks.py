@@ -20,8 +20,8 @@ import asyncio
 import hashlib
 from collections.abc import Callable
 
-from runjournal_server.backends._nats_api import (
-    ERR_WRONG_LAST_SEQUENCE,
+from runjournal_server.backends.base import TaskStore
+from runjournal_server.backends.jetstream.api import (
     HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE,
     HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT,
     HEADER_EXPECTED_STREAM,
@@ -35,7 +35,16 @@ from runjournal_server.backends._nats_api import (
     is_full,
     is_taken,
 )
-from runjournal_server.backends.base import TaskStore
+from runjournal_server.backends.jetstream.publish import (
+    Answer,
+    Answered,
+    Empty,
+    Occupied,
+    ReadBackError,
+    Stored,
+    Target,
+    publish_once,
+)
 from runjournal_server.errors import InvalidArgumentError, StorageFullError, StorageUnavailableError
 from runjournal_server.ids import is_valid_run_id
 from runjournal_server.tasks import MAX_TASK_DOCUMENT_BYTES
@@ -43,6 +52,13 @@ from runjournal_server.tasks import MAX_TASK_DOCUMENT_BYTES
 TASKS_TOKEN = "_tasks"
 REQUEST = "request"
 OUTCOME = "outcome"
+
+
+def _is_final(answer: Answer) -> bool:
+    """A duplicate ack, or a refusal for anything but an occupied subject: the subject was empty, nothing stored."""
+    if answer.duplicate:
+        return True
+    return answer.refusal is not None and not (answer.is_fence or is_taken(answer.refusal))
 
 
 class JetStreamTaskStore(TaskStore):
@@ -78,43 +94,50 @@ class JetStreamTaskStore(TaskStore):
         """Store ``body`` unless the document exists: None when this call stored it, else the stored bytes.
 
         The publish expects the subject to be empty, so an existing document
-        is refused before the duplicate window is consulted. A lost ack is
-        settled by reading the subject back: our bytes (which include this
-        call's timestamp) mean our write landed.
+        is refused before the duplicate window is consulted. A refusal for a
+        taken subject, or no answer, is settled by reading the subject back
+        (``publish.py``): our bytes (which include this call's timestamp)
+        after no answer mean our write landed; anything else stored there is
+        the existing document. Any other refusal, and a duplicate ack, are
+        final: the subject was empty, so nothing is stored.
         """
         subject = self._subject(task_id, kind)
         self._check_size(task_id, kind, body)
+        api = self._api()
         msg_id = f"task/{task_id}/{kind}/{hashlib.sha256(body).hexdigest()[:32]}"
         headers = {
             HEADER_MSG_ID: msg_id,
-            HEADER_EXPECTED_STREAM: self._api().stream,
+            HEADER_EXPECTED_STREAM: api.stream,
             HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE: "0",
             HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT: subject,
         }
         try:
-            ack = await self._api().publish(Outgoing(subject, body, headers))
+            outcome = await publish_once(
+                api,
+                lambda: api.publish(Outgoing(subject, body, headers)),
+                [Target(subject, body, msg_id)],
+                final=_is_final,
+            )
         except NotDeliveredError as err:
             raise StorageUnavailableError(task_id, f"storing the {kind}: {err}", what="task") from err
-        except NoAnswerError as err:
-            (stored,) = await self._read(task_id, [subject])
-            if stored is not None and stored.data == body and stored.msg_id in (None, msg_id):
+        except ReadBackError as err:
+            raise StorageUnavailableError(task_id, f"reading the task: {err.cause}", what="task") from err.cause
+        match outcome:
+            case Stored():
                 return None
-            if stored is not None:
+            case Occupied(_, [StoredMessage() as stored]):
                 return stored.data
-            raise StorageUnavailableError(task_id, f"storing the {kind} got no ack ({err})", what="task") from err
-        except ApiError as err:
-            if err.err_code == ERR_WRONG_LAST_SEQUENCE or is_taken(err):
-                (stored,) = await self._read(task_id, [subject])
-                if stored is not None:
-                    return stored.data
-            if is_full(err):
-                raise StorageFullError(task_id, f"storing the {kind}: {err}", what="task") from err
-            raise StorageUnavailableError(task_id, f"storing the {kind}: {err}", what="task") from err
-        if ack.duplicate:
-            raise StorageUnavailableError(
-                task_id, f"the stream took the {kind} for a duplicate of a removed one", what="task"
-            )
-        return None
+            case Answered(Answer(duplicate=True)) | Empty(Answer(duplicate=True)):
+                raise StorageUnavailableError(
+                    task_id, f"the stream took the {kind} for a duplicate of a removed one", what="task"
+                )
+            case Answered(Answer(refusal=ApiError() as refusal)) | Empty(Answer(refusal=ApiError() as refusal)):
+                if is_full(refusal):
+                    raise StorageFullError(task_id, f"storing the {kind}: {refusal}", what="task") from refusal
+                raise StorageUnavailableError(task_id, f"storing the {kind}: {refusal}", what="task") from refusal
+            case Empty(Answer(no_answer=lost)):
+                raise StorageUnavailableError(task_id, f"storing the {kind} got no ack ({lost})", what="task") from lost
+        raise AssertionError(f"unhandled outcome {outcome!r}")
 
     def _check_size(self, task_id: str, kind: str, body: bytes) -> None:
         # tasks.py refuses documents over its own limit; a NATS server with a

@@ -2,7 +2,7 @@
 
 Pure: these functions read a server version string and a stream configuration
 (the JSON the JetStream API returns) and say what is wrong with them, each
-problem with its fix. ``jetstream.py`` turns the list into one startup error.
+problem with its fix. ``backend.py`` turns the list into one startup error.
 See docs/jetstream-backend.md for why each rule exists.
 """
 

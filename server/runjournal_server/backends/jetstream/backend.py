@@ -1,0 +1,400 @@
+"""The JetStream backend: starting against a checked stream, creating and opening runs.
+
+A message body is the record's stored line from ``records.py``, byte for
+byte, so a run moves between backends unchanged. The stream keeps one
+message per subject and refuses a second one (discard new per subject), so a
+record subject is written once: of two writers of the same seq exactly one
+lands (``layout.py`` says where records live, ``journal.py`` how appends are
+fenced, ``publish.py`` how an unclear answer is settled).
+
+There is no writer lock: several server replicas may hold the same run, and
+the fence refuses a stale one (``WriteRaceError``; ``refresh`` adopts what
+the others wrote). See docs/jetstream-backend.md; the contract is in ``base.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from nats.aio.client import Client
+
+from runjournal_server import records
+from runjournal_server.backends.base import Backend, RunEnds, TaskStore
+from runjournal_server.backends.jetstream.api import (
+    ERR_STREAM_NAME_IN_USE,
+    ERR_STREAM_NOT_FOUND,
+    HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE,
+    HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT,
+    HEADER_EXPECTED_STREAM,
+    HEADER_MSG_ID,
+    ApiError,
+    JetStreamApi,
+    NoAnswerError,
+    NotDeliveredError,
+    Outgoing,
+    PubAck,
+    is_full,
+    is_taken,
+)
+from runjournal_server.backends.jetstream.config import (
+    HEADER_ALLOWANCE_BYTES,
+    StreamConfigError,
+    check_server_version,
+    format_problems,
+    record_limit,
+    stream_config,
+    stream_problems,
+    validate_stream_name,
+    validate_subject_prefix,
+)
+from runjournal_server.backends.jetstream.connect import CONNECT_TIMEOUT_SECONDS, client_options, server_version
+from runjournal_server.backends.jetstream.journal import JetStreamJournal, Tail, check_seqs, record_targets
+from runjournal_server.backends.jetstream.layout import DEFAULT_SUBJECT_PREFIX, Layout, message_id
+from runjournal_server.backends.jetstream.publish import (
+    Answer,
+    Answered,
+    Empty,
+    Occupied,
+    ReadBackError,
+    Stored,
+    publish_once,
+)
+from runjournal_server.backends.jetstream.reading import StreamReader
+from runjournal_server.backends.jetstream.tasks import JetStreamTaskStore
+from runjournal_server.errors import RunExistsError, StorageFullError, StorageUnavailableError
+from runjournal_server.ids import validate_run_id
+from runjournal_server.records import StoredRecord
+from runjournal_server.tasks import MAX_TASK_DOCUMENT_BYTES
+
+log = logging.getLogger("runjournal_server.backends.jetstream")
+
+DEFAULT_REQUEST_TIMEOUT_SECONDS = 5.0
+
+
+class JetStreamBackend(Backend):
+    """Run journals in one JetStream stream (see the module docstring)."""
+
+    name = "jetstream"
+    shared_writers = True
+
+    def __init__(
+        self,
+        servers: Sequence[str],
+        *,
+        stream: str,
+        subject_prefix: str = DEFAULT_SUBJECT_PREFIX,
+        create_stream: bool = False,
+        replicas: int = 1,
+        max_record_bytes: int | None = None,
+        request_timeout_seconds: float = DEFAULT_REQUEST_TIMEOUT_SECONDS,
+        connect_timeout_seconds: float = CONNECT_TIMEOUT_SECONDS,
+        connect_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        if not servers:
+            raise ValueError("at least one NATS server URL is required")
+        if not 1 <= replicas <= 5:
+            raise ValueError(f"replicas must be 1 to 5, got {replicas}")
+        if request_timeout_seconds <= 0:
+            raise ValueError("the request timeout must be positive")
+        self._servers = list(servers)
+        self._stream = validate_stream_name(stream)
+        self._layout = Layout(validate_subject_prefix(subject_prefix))
+        self._create_stream = create_stream
+        self._replicas = replicas
+        self._configured_record_bytes = max_record_bytes
+        self._max_record_bytes = max_record_bytes or records.DEFAULT_MAX_RECORD_BYTES
+        self._max_task_document_bytes = MAX_TASK_DOCUMENT_BYTES
+        self._timeout = request_timeout_seconds
+        self._connect_timeout = connect_timeout_seconds
+        self._connect_options = dict(connect_options or {})
+        self._nc: Client | None = None
+        self._api_client: JetStreamApi | None = None
+        self._reader = StreamReader(lambda: self._api, self._layout, self._stream)
+        self._journals: set[JetStreamJournal] = set()
+        self._connected = asyncio.Event()
+        self._closing = False
+        self._last_error: BaseException | None = None
+
+    @property
+    def stream_name(self) -> str:
+        """The JetStream stream holding the journals (``stream`` is the records reader of ``Backend``)."""
+        return self._stream
+
+    @property
+    def subject_prefix(self) -> str:
+        return self._layout.prefix
+
+    @property
+    def max_record_bytes(self) -> int:
+        """The largest record line this backend stores: what runs.py must refuse above. Decided by ``start``.
+
+        The ``max_record_bytes`` given to the constructor when one was (start
+        refuses it if the server cannot carry it), else the default capped by
+        the server's ``max_payload`` (see ``config.record_limit``).
+        """
+        return self._max_record_bytes
+
+    @property
+    def max_task_document_bytes(self) -> int:
+        """The largest task document this backend stores (tasks.py's limit, capped by ``max_payload``)."""
+        return self._max_task_document_bytes
+
+    @property
+    def _largest_message_bytes(self) -> int:
+        """A maximal record, or a maximal task document, which share the stream."""
+        return max(self._max_record_bytes, self._max_task_document_bytes)
+
+    @property
+    def connected(self) -> bool:
+        return self._nc is not None and self._nc.is_connected
+
+    async def wait_until_connected(self, timeout_seconds: float) -> None:
+        """Wait for the connection to NATS (e.g. after an outage); raises TimeoutError."""
+        await asyncio.wait_for(self._connected.wait(), timeout_seconds)
+
+    # ------------------------------------------------------------ starting
+
+    async def start(self) -> None:
+        """Connect, check the server version and payload limit, then check (or create) the stream."""
+        self._closing = False
+        nc = Client()
+        try:
+            await asyncio.wait_for(nc.connect(**self._nats_options()), self._connect_timeout)
+        except Exception as err:  # nats-py raises OSError, its own errors, or times out
+            self._closing = True
+            await nc.close()
+            cause = self._last_error or err  # nats-py keeps retrying; the first real error says why
+            raise StorageUnavailableError(
+                None, f"cannot connect to NATS at {', '.join(self._servers)} ({cause or type(cause).__name__})"
+            ) from err
+        self._nc = nc
+        self._connected.set()
+        self._api_client = JetStreamApi(nc, self._stream, self._timeout)
+        try:
+            check_server_version(server_version(nc))
+            self._size_limits(nc.max_payload)
+            config = await self._stream_config()
+            problems = stream_problems(config, prefix=self._layout.prefix, max_record_bytes=self._largest_message_bytes)
+            if problems:
+                raise StreamConfigError(format_problems(self._stream, problems))
+        except BaseException:
+            await self.close()
+            raise
+        if int(config.get("num_replicas") or 1) < 3:
+            log.warning(
+                "stream %s has %s replica(s): an acknowledged record survives the loss of a NATS server only "
+                "with 3 or more",
+                self._stream,
+                config.get("num_replicas") or 1,
+            )
+
+    def _size_limits(self, max_payload: int) -> None:
+        """Decide the record and task document limits from what the server carries, and say so."""
+        self._max_record_bytes = record_limit(max_payload, self._configured_record_bytes)
+        self._max_task_document_bytes = min(MAX_TASK_DOCUMENT_BYTES, max_payload - HEADER_ALLOWANCE_BYTES)
+        log.info(
+            "NATS max_payload is %d bytes: records of up to %d bytes (%s), task documents of up to %d bytes",
+            max_payload,
+            self._max_record_bytes,
+            "max_record_bytes as configured" if self._configured_record_bytes is not None else "derived",
+            self._max_task_document_bytes,
+        )
+
+    async def close(self) -> None:
+        for journal in list(self._journals):
+            await journal.close()
+        self._closing = True
+        nc, self._nc, self._api_client = self._nc, None, None
+        self._connected.clear()
+        if nc is not None and not nc.is_closed:
+            await nc.close()
+
+    # ------------------------------------------------------------ creating and opening runs
+
+    async def create_journal(
+        self, run_id: str, meta: StoredRecord, rest: Sequence[StoredRecord] = ()
+    ) -> JetStreamJournal:
+        """Publish the meta (and ``rest``, as one atomic batch), fenced on the run having no message at all.
+
+        The fence (``Expected-Last-Subject-Sequence: 0`` over the run's
+        subjects, on the meta, the batch's first message) refuses a second
+        creator, and also a "creation" into the remains of a run whose meta
+        was removed by hand. A batch lands whole or not at all, so a run is
+        never listed with only part of its creation. A refusal is decided by
+        itself (the fence spans the run: it exists, or the stream is full);
+        no answer or a duplicate ack is settled by reading the batch back
+        (``publish.py``): anything stored there, even the same bytes, is
+        ``RunExistsError`` (runs.py then answers a duplicate). A duplicate
+        ack over an empty run is an id remembered from a run removed within
+        the duplicate window (where the server checks the fence first).
+        """
+        validate_run_id(run_id)
+        batch = [meta, *rest]
+        check_seqs(run_id, batch, 1)
+        api = self._api
+        try:
+            outcome = await publish_once(
+                api,
+                lambda: self._publish_creation(api, run_id, batch),
+                record_targets(self._layout, run_id, batch),
+                final=lambda answer: answer.refusal is not None,
+            )
+        except NotDeliveredError as err:
+            raise StorageUnavailableError(run_id, f"creating the run: {err}") from err
+        except ReadBackError as err:
+            raise StorageUnavailableError(run_id, f"reading from stream {self._stream}: {err.cause}") from err.cause
+        match outcome:
+            case Stored(stream_seq):
+                return self._adopt(run_id, batch[-1].seq, stream_seq)
+            case Answered(Answer(refusal=ApiError() as refusal) as answer):
+                if answer.is_fence or is_taken(refusal):
+                    raise RunExistsError(run_id) from refusal
+                if is_full(refusal):
+                    raise StorageFullError(run_id, f"creating the run: {refusal}") from refusal
+                raise StorageUnavailableError(run_id, f"creating the run: {refusal}") from refusal
+            case Occupied():
+                raise RunExistsError(run_id)
+            case Empty(Answer(no_answer=NoAnswerError() as lost)):
+                raise StorageUnavailableError(
+                    run_id, f"creating the run got no ack ({lost}); nothing is stored"
+                ) from lost
+            case _:
+                raise StorageUnavailableError(
+                    run_id,
+                    "the stream took the meta for a duplicate of a removed run; retry after its duplicate window",
+                )
+
+    async def _publish_creation(self, api: JetStreamApi, run_id: str, batch: list[StoredRecord]) -> PubAck:
+        fence = {
+            HEADER_EXPECTED_STREAM: self._stream,
+            HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE: "0",
+            HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT: self._layout.run_subjects(run_id),
+        }
+        first = Outgoing(self._layout.subject(run_id, 1), batch[0].line, fence)
+        if len(batch) == 1:
+            return await api.publish(replace(first, headers={**fence, HEADER_MSG_ID: message_id(run_id, batch[0])}))
+        # No message ids in an atomic batch (nats-server 2.12 refuses them); the
+        # later messages need no fence: the meta's fence says the run is empty.
+        later = [
+            Outgoing(self._layout.subject(run_id, stored.seq), stored.line, {HEADER_EXPECTED_STREAM: self._stream})
+            for stored in batch[1:]
+        ]
+        return await api.publish_batch([first, *later])
+
+    async def open_journal(
+        self, run_id: str, known: Sequence[StoredRecord] = ()
+    ) -> tuple[JetStreamJournal, list[StoredRecord]]:
+        """Load the run; there is no lock to take (replicas share runs, the fence keeps them apart).
+
+        ``known`` is not used: reading the records again is what proves they are still there.
+        """
+        found, last = await self._reader.load(run_id)
+        return self._adopt(run_id, found[-1].seq, last.stream_seq), found
+
+    def _adopt(self, run_id: str, last_seq: int, stream_seq: int) -> JetStreamJournal:
+        journal = JetStreamJournal(
+            run_id,
+            last_seq,
+            Tail(self._layout.subject(run_id, last_seq), stream_seq),
+            api=lambda: self._api,
+            layout=self._layout,
+            reader=self._reader,
+            forget=self._journals.discard,
+        )
+        self._journals.add(journal)
+        return journal
+
+    # ------------------------------------------------------------ reading (reading.py)
+
+    async def load(self, run_id: str) -> list[StoredRecord]:
+        found, _ = await self._reader.load(run_id)
+        return found
+
+    async def ends(self, run_id: str, is_inert: Callable[[StoredRecord], bool]) -> RunEnds:
+        return await self._reader.ends(run_id, is_inert)
+
+    async def meta(self, run_id: str) -> StoredRecord:
+        return await self._reader.meta(run_id)
+
+    async def stream(self, run_id: str, from_seq: int) -> AsyncGenerator[StoredRecord, None]:
+        async for stored in self._reader.stream(run_id, from_seq):
+            yield stored
+
+    async def tail(self, run_id: str, is_start: Callable[[StoredRecord], bool]) -> list[StoredRecord]:
+        return await self._reader.tail(run_id, is_start)
+
+    async def list_run_ids(self) -> list[str]:
+        return await self._reader.run_ids()
+
+    def task_store(self) -> TaskStore:
+        """Task documents on write-once subjects of the same stream (see ``tasks.py``)."""
+        return JetStreamTaskStore(lambda: self._api, self._layout.prefix, lambda: self._max_task_document_bytes)
+
+    # ------------------------------------------------------------ plumbing
+
+    @property
+    def _api(self) -> JetStreamApi:
+        if self._api_client is None:
+            raise StorageUnavailableError(None, "the JetStream backend is not started")
+        return self._api_client
+
+    async def _stream_config(self) -> Mapping[str, Any]:
+        """The stream's configuration, creating the stream first when asked to and it is missing."""
+        try:
+            info = await self._api.stream_info()
+        except ApiError as err:
+            if err.err_code != ERR_STREAM_NOT_FOUND:
+                raise StorageUnavailableError(None, f"reading stream {self._stream}: {err}") from err
+            if not self._create_stream:
+                raise StreamConfigError(
+                    f"stream {self._stream!r} does not exist: start with --create-stream to create it, or create it "
+                    f"with subjects '{self._layout.prefix}.>' as docs/jetstream-backend.md shows"
+                ) from err
+            info = await self._create()
+        except (NotDeliveredError, NoAnswerError) as err:
+            raise StorageUnavailableError(None, f"reading stream {self._stream}: {err} (is JetStream on?)") from err
+        return info.get("config") or {}
+
+    async def _create(self) -> dict[str, Any]:
+        config = stream_config(self._stream, self._layout.prefix, replicas=self._replicas)
+        try:
+            info = await self._api.create_stream(config)
+        except ApiError as err:
+            if err.err_code != ERR_STREAM_NAME_IN_USE:
+                raise StreamConfigError(f"creating stream {self._stream!r} failed: {err}") from err
+            info = await self._api.stream_info()  # another replica created it first: check theirs
+        except (NotDeliveredError, NoAnswerError) as err:
+            raise StorageUnavailableError(None, f"creating stream {self._stream}: {err}") from err
+        log.info("created stream %s for subjects %s.>", self._stream, self._layout.prefix)
+        return info
+
+    def _nats_options(self) -> dict[str, Any]:
+        async def on_error(err: Exception) -> None:
+            self._last_error = err
+            log.warning("NATS: %s", err or type(err).__name__)
+
+        async def on_disconnect() -> None:
+            self._connected.clear()
+            if not self._closing:
+                log.warning("NATS: disconnected; appends fail with STORAGE_UNAVAILABLE until it reconnects")
+                if self.health_listener is not None:
+                    await self.health_listener(False)
+
+        async def on_reconnect() -> None:
+            self._connected.set()
+            log.info("NATS: reconnected to %s", self._nc.connected_url if self._nc else "?")
+            if self.health_listener is not None:
+                await self.health_listener(True)
+
+        return client_options(
+            self._servers,
+            request_timeout_seconds=self._timeout,
+            on_error=on_error,
+            on_disconnect=on_disconnect,
+            on_reconnect=on_reconnect,
+            connect_options=self._connect_options,
+        )

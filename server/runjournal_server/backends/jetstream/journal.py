@@ -1,0 +1,255 @@
+"""A run held by this server replica, and its fenced writes.
+
+Appends are fenced on the exact subject of the previous record: seq ``N`` is
+published with ``Nats-Expected-Last-Subject-Sequence`` = the stream sequence
+of record ``N-1`` and ``...-Subject`` = its subject. It lands only if record
+``N-1`` is the one this writer read and slot ``N`` is empty, which (since
+every record needs its predecessor) means this writer's view is the whole
+run; unlike a fence over the run's wildcard, its cost does not grow with the
+run. A reply that is not a clean ack is settled by ``publish.publish_once``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from runjournal_server.backends.base import Journal, WriteRaceError
+from runjournal_server.backends.jetstream.api import (
+    HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE,
+    HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT,
+    HEADER_EXPECTED_STREAM,
+    HEADER_MSG_ID,
+    JetStreamApi,
+    NotDeliveredError,
+    Outgoing,
+    PubAck,
+    StoredMessage,
+    is_full,
+)
+from runjournal_server.backends.jetstream.config import MAX_ATOMIC_BATCH
+from runjournal_server.backends.jetstream.layout import Layout, message_id
+from runjournal_server.backends.jetstream.publish import (
+    Answer,
+    Empty,
+    Occupied,
+    ReadBackError,
+    Stored,
+    Target,
+    publish_once,
+)
+from runjournal_server.backends.jetstream.reading import StreamReader
+from runjournal_server.errors import CorruptJournalError, StorageFullError, StorageUnavailableError
+from runjournal_server.records import StoredRecord
+
+REFRESH_WINDOW_MAX = 64
+"""The most subjects ``refresh`` reads at once (after 4, then 16), once it knows something is new."""
+
+
+@dataclass(frozen=True)
+class Tail:
+    """The last record a journal handle knows: what its next append is fenced on."""
+
+    subject: str
+    stream_seq: int
+
+
+def check_seqs(run_id: str, batch: Sequence[StoredRecord], first: int) -> None:
+    """Refuse a batch runs.py should never send: too long for one atomic batch, or not ``first, first + 1, ...``."""
+    if len(batch) > MAX_ATOMIC_BATCH:
+        raise ValueError(f"run {run_id!r}: at most {MAX_ATOMIC_BATCH} records per append, got {len(batch)}")
+    for index, stored in enumerate(batch):
+        if stored.seq != first + index:
+            raise ValueError(f"run {run_id!r}: expected seq {first + index}, got {stored.seq}")
+
+
+def record_targets(layout: Layout, run_id: str, batch: Sequence[StoredRecord]) -> list[Target]:
+    """The batch as the stream holds it once stored: each record's line on its subject, with its message id."""
+    return [Target(layout.subject(run_id, stored.seq), stored.line, message_id(run_id, stored)) for stored in batch]
+
+
+class JetStreamJournal(Journal):
+    """A run held by this server replica: its last seq and the tail its next append is fenced on.
+
+    There is nothing to lock or roll back: a write either lands whole (one
+    message, or one atomic batch) or not at all, so ``poisoned`` is never set.
+    ``_mutex`` keeps one append or refresh at a time on the handle.
+    """
+
+    def __init__(
+        self,
+        run_id: str,
+        last_seq: int,
+        tail: Tail,
+        *,
+        api: Callable[[], JetStreamApi],
+        layout: Layout,
+        reader: StreamReader,
+        forget: Callable[[JetStreamJournal], None],
+    ) -> None:
+        self.run_id = run_id
+        self._api = api
+        self._layout = layout
+        self._reader = reader
+        self._forget = forget
+        self._last_seq = last_seq
+        self._tail = tail
+        self._closed = False
+        self._mutex = asyncio.Lock()
+
+    @property
+    def last_seq(self) -> int:
+        return self._last_seq
+
+    @property
+    def poisoned(self) -> bool:
+        return False
+
+    async def append(self, records: Sequence[StoredRecord]) -> None:
+        batch = list(records)
+        if not batch:
+            return
+        async with self._mutex:
+            self._check_open()
+            check_seqs(self.run_id, batch, self._last_seq + 1)
+            await self._write(batch)
+
+    async def refresh(self) -> list[StoredRecord]:
+        """Adopt what other writers stored after our tail, all or nothing; a stray message there is corruption.
+
+        The first message of the run's subjects stored after our tail (one
+        lookup when nothing is new) must be record ``last_seq + 1``; the
+        records after it are read by exact subject (4, then 16, then 64 at
+        a time) until one is empty, and the lookup is repeated from the new
+        tail, so a message published on a gap or malformed subject after
+        them is reported instead of waiting to collide with a later append.
+        A stray stored *before* our tail is the full reads' to find
+        (``StreamReader.last``); refresh stays one lookup.
+        """
+        async with self._mutex:
+            self._check_open()
+            found: list[tuple[StoredRecord, StoredMessage]] = []
+            after = self._tail.stream_seq
+            while (following := await self._reader.next_after(self.run_id, after)) is not None:
+                expected = self._last_seq + len(found) + 1
+                if following.subject != self._subject(expected):
+                    raise self._reader.stray_error(self.run_id, following.subject, expected)
+                found.extend(await self._forward(expected, following))
+                after = found[-1][1].stream_seq
+            if found:
+                self._advance(found[-1][0].seq, found[-1][1].stream_seq)
+            return [stored for stored, _ in found]
+
+    async def _forward(self, seq: int, message: StoredMessage) -> list[tuple[StoredRecord, StoredMessage]]:
+        """Record ``seq`` (its message in hand) and those after it, up to the first empty subject."""
+        found = [(self._reader.decode(self.run_id, seq, message), message)]
+        window = 4
+        while True:
+            first = seq + len(found)
+            seqs = range(first, first + window)
+            messages = await self._reader.read(self.run_id, [self._subject(at) for at in seqs])
+            for at, later in zip(seqs, messages, strict=True):
+                if later is None:
+                    return found
+                found.append((self._reader.decode(self.run_id, at, later), later))
+            window = min(window * 4, REFRESH_WINDOW_MAX)
+
+    async def stored_line(self, seq: int) -> StoredRecord:
+        self._check_open()
+        if not 1 <= seq <= self._last_seq:
+            raise ValueError(f"run {self.run_id!r}: seq {seq} is outside 1..{self._last_seq}")
+        (message,) = await self._reader.read(self.run_id, [self._subject(seq)])
+        if message is None:
+            raise CorruptJournalError(self.run_id, f"seq {seq} is no longer in the stream", seq=seq)
+        return self._reader.decode(self.run_id, seq, message)
+
+    async def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._forget(self)
+
+    # ------------------------------------------------------------ writing
+
+    async def _write(self, batch: list[StoredRecord]) -> None:
+        """Publish the batch fenced on our tail; advance only on an ack or a verified read-back.
+
+        What the settled outcomes mean here: our bytes stored by an earlier
+        request, or anything stored by another writer, is ``WriteRaceError``
+        (runs.py catches up and its append rule answers the retry as a
+        verified duplicate, truthfully: adopting would answer "written now",
+        ``duplicate=false``); on an empty target a fence refusal means our
+        view of the run is stale (``WriteRaceError``), a full stream is
+        STORAGE_FULL, and anything else STORAGE_UNAVAILABLE, with "nothing is
+        stored" as the whole truth.
+        """
+        first = batch[0].seq
+        api = self._api()
+        try:
+            outcome = await publish_once(
+                api, lambda: self._send(api, batch), record_targets(self._layout, self.run_id, batch)
+            )
+        except NotDeliveredError as err:
+            raise StorageUnavailableError(self.run_id, f"appending seq {first}: {err}") from err
+        except ReadBackError as err:
+            what = self._what(first, err.answer)
+            raise StorageUnavailableError(
+                self.run_id, f"{what}, and reading seq {first} back failed too ({err.cause})"
+            ) from err.cause
+        match outcome:
+            case Stored(stream_seq):
+                self._advance(batch[-1].seq, stream_seq)
+            case Occupied(answer, _, ours=True):
+                what = self._what(first, answer)
+                raise WriteRaceError(f"run {self.run_id!r}: seq {first} was stored by an earlier request ({what})")
+            case Occupied(answer):
+                what = self._what(first, answer)
+                raise WriteRaceError(f"run {self.run_id!r}: another writer stored seq {first} or later ({what})")
+            case Empty(answer):
+                what = self._what(first, answer)
+                if answer.is_fence:
+                    raise WriteRaceError(f"run {self.run_id!r}: seq {first - 1} is not what this server read ({what})")
+                if answer.refusal is not None and is_full(answer.refusal):
+                    raise StorageFullError(self.run_id, what)
+                raise StorageUnavailableError(self.run_id, f"{what}; nothing is stored at seq {first}")
+
+    @staticmethod
+    def _what(first: int, answer: Answer) -> str:
+        if answer.no_answer is not None:
+            return f"appending seq {first} got no ack ({answer.no_answer})"
+        if answer.refusal is not None:
+            return f"the stream refused seq {first}: {answer.refusal}"
+        return f"the stream reported seq {first} as a duplicate"
+
+    async def _send(self, api: JetStreamApi, batch: list[StoredRecord]) -> PubAck:
+        if len(batch) == 1:
+            return await api.publish(self._outgoing(api, batch[0], fenced=True, with_id=True))
+        # nats-server 2.12 refuses message ids inside an atomic batch, and
+        # allows the fence only where no earlier message of the batch
+        # writes its subject: so the first message carries the fence and
+        # the later ones rely on their write-once slots.
+        return await api.publish_batch(
+            [self._outgoing(api, stored, fenced=index == 0, with_id=False) for index, stored in enumerate(batch)]
+        )
+
+    def _outgoing(self, api: JetStreamApi, stored: StoredRecord, *, fenced: bool, with_id: bool) -> Outgoing:
+        headers = {HEADER_EXPECTED_STREAM: api.stream}
+        if with_id:
+            headers[HEADER_MSG_ID] = message_id(self.run_id, stored)
+        if fenced:
+            headers[HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE] = str(self._tail.stream_seq)
+            headers[HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT] = self._tail.subject
+        return Outgoing(self._subject(stored.seq), stored.line, headers)
+
+    def _advance(self, seq: int, stream_seq: int) -> None:
+        self._last_seq = seq
+        self._tail = Tail(self._subject(seq), stream_seq)
+
+    # ------------------------------------------------------------ checks
+
+    def _subject(self, seq: int) -> str:
+        return self._layout.subject(self.run_id, seq)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StorageUnavailableError(self.run_id, "the journal was closed; open the run again")

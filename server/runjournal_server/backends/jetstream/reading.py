@@ -1,0 +1,233 @@
+"""Reading runs from the stream: loads, bounded stream windows, the ends and tail, the stray-subject check.
+
+Every read goes to the stream leader (``api.JetStreamApi.get_last``), so a
+write that was acknowledged is always seen; a failure to read is
+STORAGE_UNAVAILABLE, and anything the stream holds that no record of the run
+may be is CORRUPT_JOURNAL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncGenerator, Callable, Sequence
+from typing import Any
+
+from runjournal_server import records
+from runjournal_server.backends.base import RunEnds
+from runjournal_server.backends.jetstream.api import (
+    ApiError,
+    JetStreamApi,
+    NoAnswerError,
+    NotDeliveredError,
+    StoredMessage,
+)
+from runjournal_server.backends.jetstream.layout import Layout, not_a_record, subject_problem
+from runjournal_server.errors import CorruptJournalError, RunNotFoundError, StorageUnavailableError
+from runjournal_server.ids import validate_run_id
+from runjournal_server.records import RecordDecodeError, StoredRecord
+
+WALK_BACK_WINDOW = 8
+"""``ends`` and ``tail`` read this many records at a time backward from the end."""
+STREAM_WINDOW_MAX = 64
+STREAM_WINDOW_BYTES = 1 << 20
+"""``stream`` holds about this much of a run at a time (one record at least, if it is larger)."""
+
+
+def next_window(window: int, held_bytes: int) -> int:
+    """The next ``stream`` window: as many records as the last ones' size says fit ``STREAM_WINDOW_BYTES``."""
+    average = max(held_bytes // window, 1)
+    return max(1, min(STREAM_WINDOW_MAX, window * 4, STREAM_WINDOW_BYTES // average))
+
+
+class StreamReader:
+    """The reads of one stream's runs; ``api`` gives the started backend's API client."""
+
+    def __init__(self, api: Callable[[], JetStreamApi], layout: Layout, stream: str) -> None:
+        self._api = api
+        self._layout = layout
+        self._stream = stream
+
+    # ------------------------------------------------------------ whole runs
+
+    async def load(self, run_id: str) -> tuple[list[StoredRecord], StoredMessage]:
+        """Every record of the run: its last message first (its subject says how many), then the rest."""
+        last_seq, last = await self.last(run_id)
+        earlier = await self.records(run_id, range(1, last_seq))
+        return [*earlier, self.decode(run_id, last_seq, last)], last
+
+    async def ends(self, run_id: str, is_inert: Callable[[StoredRecord], bool]) -> RunEnds:
+        """The meta and the last significant record, read from the end of the run (``backward``)."""
+        last_seq: int | None = None
+        async with contextlib.aclosing(self.backward(run_id)) as backward:
+            async for stored in backward:
+                last_seq = last_seq or stored.seq
+                if stored.seq == 1:
+                    return RunEnds(meta=stored, last_significant=stored, last_seq=last_seq)
+                if not is_inert(stored):
+                    (meta,) = await self.records(run_id, [1])
+                    return RunEnds(meta=meta, last_significant=stored, last_seq=last_seq)
+        raise AssertionError("the backward walk always reaches the meta")
+
+    async def meta(self, run_id: str) -> StoredRecord:
+        """The record on the run's meta subject alone."""
+        (message,) = await self.read(run_id, [self._layout.subject(run_id, 1)])
+        if message is None:
+            raise RunNotFoundError(run_id)
+        return self.decode(run_id, 1, message)
+
+    async def stream(self, run_id: str, from_seq: int) -> AsyncGenerator[StoredRecord, None]:
+        """The records from ``from_seq`` to the first empty subject, read a bounded window at a time.
+
+        The run's subjects are checked first (``last``), so a stray message
+        is CORRUPT_JOURNAL before anything is yielded. A window is at most
+        ``STREAM_WINDOW_MAX`` subjects and sized from the previous one to stay
+        near ``STREAM_WINDOW_BYTES``; only the current window is held, and the
+        next is read only when the consumer asks for it (gRPC flow control).
+        Records appended meanwhile are included: the read ends at the first
+        empty subject, not at the last seq seen when it began.
+        """
+        last_seq, _ = await self.last(run_id)
+        seq = max(from_seq, 1)
+        window = 1
+        while True:
+            seqs = range(seq, seq + window)
+            messages = await self.read(run_id, [self._layout.subject(run_id, at) for at in seqs])
+            held = 0
+            for at, message in zip(seqs, messages, strict=True):
+                if message is None:
+                    if at <= last_seq:
+                        raise CorruptJournalError(run_id, f"seq {at} is missing (a later record is stored)", seq=at)
+                    return
+                held += len(message.data)
+                yield self.decode(run_id, at, message)
+            del messages
+            seq += window
+            window = next_window(window, held)
+
+    async def tail(self, run_id: str, is_start: Callable[[StoredRecord], bool]) -> list[StoredRecord]:
+        """The records from the last one for which ``is_start`` holds (or the meta) to the end."""
+        found: list[StoredRecord] = []
+        async with contextlib.aclosing(self.backward(run_id)) as backward:
+            async for stored in backward:
+                found.append(stored)
+                if stored.seq == 1 or is_start(stored):
+                    break
+        found.reverse()
+        return found
+
+    async def run_ids(self) -> list[str]:
+        """Every run with a meta: the stream's subjects matching ``<prefix>.*.meta``, page by page."""
+        subjects = await self.call(None, lambda api: api.subjects(self._layout.metas()))
+        return [run_id for subject in subjects if (run_id := self._layout.run_of_meta(subject)) is not None]
+
+    # ------------------------------------------------------------ the last record and the subjects check
+
+    async def last(self, run_id: str) -> tuple[int, StoredMessage]:
+        """The run's last message and its seq, checked against the count of the run's subjects.
+
+        Records are stored in seq order (each needs its predecessor), so the
+        last message is the last record, and a healthy run of N records has
+        exactly N subjects. The append fence looks only at the previous
+        record, so a message published straight to the stream on a gap or
+        malformed subject of the run (``.9`` at 7, ``.x``, ``.07``) would
+        otherwise hide until an append collided with it; a different count
+        is diagnosed (``_check_subjects``). Both lookups run at once; their
+        cost grows gently with the run (the server matches the run's
+        subjects); appends never pay it.
+        """
+        validate_run_id(run_id)
+        wildcard = self._layout.run_subjects(run_id)
+        last, count = await self.call(run_id, lambda api: api.last_and_count(wildcard))
+        if last is None:
+            raise RunNotFoundError(run_id)
+        seq = self._seq_of(run_id, last)
+        if count != seq:
+            await self._check_subjects(run_id)
+        return seq, last
+
+    async def _check_subjects(self, run_id: str) -> None:
+        """Raise ``CorruptJournalError`` naming a subject of the run that no record of it may have.
+
+        Only on a count mismatch: the names are listed (pages of the info
+        API), then the last message is read again, so every record the list
+        holds is at or below it. A mismatch with no stray was a concurrent
+        append between the two lookups: nothing to report.
+        """
+        wildcard = self._layout.run_subjects(run_id)
+        subjects = await self.call(run_id, lambda api: api.subjects(wildcard))
+        (last,) = await self.read(run_id, [wildcard])
+        if last is None:
+            raise RunNotFoundError(run_id)
+        top = self._seq_of(run_id, last)
+        problem = subject_problem(self._layout, run_id, subjects, top, last.subject)
+        if problem is not None:
+            detail, seq = problem
+            raise CorruptJournalError(run_id, detail, seq=seq)
+
+    async def next_after(self, run_id: str, after_stream_seq: int) -> StoredMessage | None:
+        """The first message on the run's subjects stored after ``after_stream_seq``."""
+        wildcard = self._layout.run_subjects(run_id)
+        return await self.call(run_id, lambda api: api.get_next(wildcard, after_stream_seq + 1))  # type: ignore[no-any-return]
+
+    def stray_error(self, run_id: str, subject: str, expected: int) -> CorruptJournalError:
+        """A message on ``subject`` stored where record ``expected`` should come next."""
+        if self._layout.seq_of(run_id, subject) is None:
+            return CorruptJournalError(run_id, not_a_record(subject))
+        return CorruptJournalError(
+            run_id,
+            f"seq {expected} is missing, but the stream holds a later message on {subject!r} "
+            "(published outside runjournal)",
+            seq=expected,
+        )
+
+    # ------------------------------------------------------------ records by subject
+
+    async def backward(self, run_id: str) -> AsyncGenerator[StoredRecord, None]:
+        """The run's records from the last back to the meta, read ``WALK_BACK_WINDOW`` at a time.
+
+        The others are read by exact subject, so a caller that stops early
+        reads only the tail.
+        """
+        last_seq, last = await self.last(run_id)
+        yield self.decode(run_id, last_seq, last)
+        for top in range(last_seq - 1, 0, -WALK_BACK_WINDOW):
+            for stored in await self.records(run_id, range(top, max(top - WALK_BACK_WINDOW, 0), -1)):
+                yield stored
+
+    async def records(self, run_id: str, seqs: Sequence[int]) -> list[StoredRecord]:
+        """The records at ``seqs`` (below a stored last record, so each must be there)."""
+        messages = await self.read(run_id, [self._layout.subject(run_id, seq) for seq in seqs])
+        found = []
+        for seq, message in zip(seqs, messages, strict=True):
+            if message is None:
+                raise CorruptJournalError(run_id, f"seq {seq} is missing (a later record is stored)", seq=seq)
+            found.append(self.decode(run_id, seq, message))
+        return found
+
+    async def read(self, run_id: str | None, subjects: Sequence[str]) -> list[StoredMessage | None]:
+        """The last message on each subject, from the stream leader; a failure is STORAGE_UNAVAILABLE."""
+        return await self.call(run_id, lambda api: api.get_many(subjects))
+
+    async def call(self, run_id: str | None, call: Callable[[JetStreamApi], Any]) -> Any:
+        """One read of the API; its failure is STORAGE_UNAVAILABLE."""
+        try:
+            return await call(self._api())
+        except (ApiError, NotDeliveredError, NoAnswerError) as err:
+            raise StorageUnavailableError(run_id, f"reading from stream {self._stream}: {err}") from err
+
+    def _seq_of(self, run_id: str, message: StoredMessage) -> int:
+        seq = self._layout.seq_of(run_id, message.subject)
+        if seq is None:
+            raise CorruptJournalError(run_id, not_a_record(message.subject))
+        return seq
+
+    @staticmethod
+    def decode(run_id: str, seq: int, message: StoredMessage) -> StoredRecord:
+        """The record on seq's subject; any damage is corruption (a message is never torn)."""
+        try:
+            stored = records.decode(message.data)
+        except RecordDecodeError as err:
+            raise CorruptJournalError(run_id, err.detail, seq=seq) from err
+        if stored.seq != seq:
+            raise CorruptJournalError(run_id, f"the record on {message.subject!r} holds seq {stored.seq}", seq=seq)
+        return stored
