@@ -33,6 +33,15 @@ The promises:
   raises ``WriteRaceError`` having stored nothing of its own, and ``refresh``
   adopts what the others wrote; callers never trust their warm state for a
   refusal without refreshing first.
+
+The public methods of ``Journal`` and ``Backend`` keep the rules every
+backend shares (batch numbering, closed and poisoned handles, the
+``stored_line`` range, meta at seq 1, the backward walk of ``ends`` and
+``tail``) and then call small storage hooks, the ``_``-prefixed methods a
+backend fills: ``Journal._store``, ``Journal._read_line``,
+``Backend._create_exclusive`` and ``Backend._walk_back``. A record read back
+is checked with ``decode_at``. A backend still overriding a public method
+keeps working: a hook raises ``NotImplementedError`` only when reached.
 """
 
 from __future__ import annotations
@@ -41,7 +50,9 @@ import abc
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from runjournal_server.records import StoredRecord
+from runjournal_server import records
+from runjournal_server.errors import CorruptJournalError, StorageUnavailableError
+from runjournal_server.records import RecordDecodeError, StoredRecord
 
 
 @dataclass(frozen=True)
@@ -70,10 +81,95 @@ class WriteRaceError(Exception):
     """
 
 
+def check_numbering(run_id: str, batch: Sequence[StoredRecord], first_seq: int) -> None:
+    """Refuse a batch runs.py should never send: seqs other than ``first_seq, first_seq + 1, ...``.
+
+    A wrong seq would store a journal that reads back as corrupt; ``runs.py``
+    decides what the next seq is, so this is a bug check, a ``ValueError``.
+    """
+    for index, stored in enumerate(batch):
+        if stored.seq != first_seq + index:
+            raise ValueError(f"run {run_id!r}: expected seq {first_seq + index}, got {stored.seq}")
+
+
+def check_seq(
+    run_id: str,
+    stored: StoredRecord,
+    seq: int,
+    *,
+    holder: str = "the line",
+    line: int | None = None,
+    at_seq: int | None = None,
+) -> StoredRecord:
+    """``stored``, read where record ``seq`` is kept; a record holding another seq is CORRUPT_JOURNAL.
+
+    ``line`` and ``at_seq`` say where the error places the damage (a file
+    names its line, a store addressed by seq the seq); ``holder`` names what
+    held the record in the message.
+    """
+    if stored.seq != seq:
+        raise CorruptJournalError(run_id, f"{holder} holds seq {stored.seq}", line=line, seq=at_seq)
+    return stored
+
+
+def decode_at(
+    run_id: str, seq: int, data: bytes, *, holder: str = "the line", line: int | None = None, at_seq: int | None = None
+) -> StoredRecord:
+    """Decode the stored bytes of record ``seq``: undecodable bytes or another seq is CORRUPT_JOURNAL.
+
+    For reads where damage cannot be a torn write. A reader that tolerates a
+    torn final line decodes itself and then calls ``check_seq``.
+    """
+    try:
+        stored = records.decode(data)
+    except RecordDecodeError as err:
+        raise CorruptJournalError(run_id, err.detail, line=line, seq=at_seq) from err
+    return check_seq(run_id, stored, seq, holder=holder, line=line, at_seq=at_seq)
+
+
+class BackwardWalk:
+    """The walk ``ends`` and ``tail`` share: take records from the last one back until ``stop`` holds, or the meta.
+
+    A backend's ``_walk_back`` feeds it records, the last first, until
+    ``take`` returns True; a reader that starts over calls ``restart`` first.
+    ``keep_all`` keeps every record taken (``tail``); otherwise only the
+    record the walk stopped at is kept (``ends``), so walking past many inert
+    records holds none of them.
+    """
+
+    def __init__(self, stop: Callable[[StoredRecord], bool], *, keep_all: bool) -> None:
+        self._stop = stop
+        self._keep_all = keep_all
+        self.restart()
+
+    def restart(self) -> None:
+        self.last_seq: int | None = None
+        """The seq of the first record taken: the run's last."""
+        self.taken: list[StoredRecord] = []
+        """The records kept, in the order taken (the last record first)."""
+        self.done = False
+
+    def take(self, stored: StoredRecord) -> bool:
+        """Take the next record up; True when the walk is done (``stop`` held for it, or it is the meta)."""
+        if self.last_seq is None:
+            self.last_seq = stored.seq
+        self.done = stored.seq == 1 or self._stop(stored)
+        if self._keep_all or self.done:
+            self.taken.append(stored)
+        return self.done
+
+
 class Journal(abc.ABC):
-    """A run's journal opened for writing; holds the run's writer lock."""
+    """A run's journal opened for writing; holds the run's writer lock.
+
+    A backend fills ``last_seq``, ``close`` and the hooks ``_store`` and
+    ``_read_line``; it sets ``_closed`` when closed and ``_poisoned_by`` (why)
+    after a failure it could not roll back.
+    """
 
     run_id: str
+    _closed: bool = False
+    _poisoned_by: str | None = None
 
     @property
     @abc.abstractmethod
@@ -81,19 +177,46 @@ class Journal(abc.ABC):
         """The seq of the last durable record."""
 
     @property
-    @abc.abstractmethod
     def poisoned(self) -> bool:
         """True after a failure that could not be rolled back; close and reopen."""
+        return self._poisoned_by is not None
 
-    @abc.abstractmethod
     async def append(self, records: Sequence[StoredRecord]) -> None:
         """Store ``records`` (seqs ``last_seq + 1 ...``, consecutive) durably, all or nothing.
 
         Raises ``StorageFullError`` when the store is out of space and
         ``StorageUnavailableError`` for any other storage failure; in both
         cases nothing was acknowledged and the journal is at its last good
-        record (or poisoned).
+        record (or poisoned). A closed or poisoned handle stores nothing
+        (STORAGE_UNAVAILABLE), and a batch with other seqs is a ``ValueError``.
         """
+        batch = list(records)
+        if not batch:
+            return
+        self._check_append(batch)
+        await self._store(batch)
+
+    def _check_append(self, batch: Sequence[StoredRecord]) -> None:
+        """The checks ``append`` makes before it stores anything.
+
+        A ``_store`` that waits for a lock of its own before it writes (file:
+        the handle's thread mutex, which a cancelled caller's write may still
+        hold) makes them again once it holds it: meanwhile the handle may have
+        been closed, poisoned or advanced.
+        """
+        self._check_usable()
+        check_numbering(self.run_id, batch, self.last_seq + 1)
+
+    def _check_usable(self) -> None:
+        """Refuse a closed or poisoned handle: nothing may be written or read through it."""
+        if self._closed:
+            raise StorageUnavailableError(self.run_id, "the journal was closed; open the run again")
+        if self._poisoned_by is not None:
+            raise StorageUnavailableError(self.run_id, f"{self._poisoned_by}; the run must be opened again")
+
+    async def _store(self, batch: list[StoredRecord]) -> None:
+        """Hook: write ``batch`` (checked, not empty) durably, all or nothing, and only then advance ``last_seq``."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement _store")
 
     async def refresh(self) -> list[StoredRecord]:
         """Records other writers stored after ``last_seq``, now adopted (``last_seq`` advanced).
@@ -103,9 +226,21 @@ class Journal(abc.ABC):
         """
         return []
 
-    @abc.abstractmethod
     async def stored_line(self, seq: int) -> StoredRecord:
-        """The stored record at ``seq`` (1 <= seq <= last_seq), for duplicate checks."""
+        """The stored record at ``seq`` (1 <= seq <= last_seq), for duplicate checks.
+
+        A seq outside that range is a ``ValueError`` (runs.py asks only for
+        seqs it was told are stored); a closed or poisoned handle is
+        STORAGE_UNAVAILABLE.
+        """
+        self._check_usable()
+        if not 1 <= seq <= self.last_seq:
+            raise ValueError(f"run {self.run_id!r}: seq {seq} is outside 1..{self.last_seq}")
+        return await self._read_line(seq)
+
+    async def _read_line(self, seq: int) -> StoredRecord:
+        """Hook: the record stored at ``seq`` (in range), decoded with ``decode_at``."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement _read_line")
 
     @abc.abstractmethod
     async def close(self) -> None:
@@ -147,7 +282,6 @@ class Backend(abc.ABC):
     async def close(self) -> None:
         """Close every open journal (releasing their locks) and the store."""
 
-    @abc.abstractmethod
     async def create_journal(self, run_id: str, meta: StoredRecord, rest: Sequence[StoredRecord] = ()) -> Journal:
         """Create the run with its meta record and ``rest`` (seqs 2, 3, ...), exclusively, durably, all or nothing.
 
@@ -156,8 +290,18 @@ class Backend(abc.ABC):
         run with only its meta). Raises ``RunExistsError`` when a journal with
         a complete record already exists (the caller then checks whether it is
         the same meta, a retry), and ``RunLockedError`` when another process
-        holds the run.
+        holds the run. A meta not at seq 1, or ``rest`` not numbered after it,
+        is a ``ValueError``.
         """
+        if meta.seq != 1:
+            raise ValueError(f"run {run_id!r}: a journal starts at seq 1, got {meta.seq}")
+        batch = [meta, *rest]
+        check_numbering(run_id, batch, 1)
+        return await self._create_exclusive(run_id, batch)
+
+    async def _create_exclusive(self, run_id: str, batch: list[StoredRecord]) -> Journal:
+        """Hook: store ``batch`` (seqs 1, 2, ..., checked) as a new run, exclusively, all or nothing; return it open."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement _create_exclusive")
 
     @abc.abstractmethod
     async def open_journal(self, run_id: str, known: Sequence[StoredRecord] = ()) -> tuple[Journal, list[StoredRecord]]:
@@ -178,13 +322,17 @@ class Backend(abc.ABC):
         or ``CorruptJournalError``.
         """
 
-    @abc.abstractmethod
     async def ends(self, run_id: str, is_inert: Callable[[StoredRecord], bool]) -> RunEnds:
         """The meta, the last record that is not inert, and the last seq; cheap.
 
         Reads from both ends of the journal rather than all of it. Raises
         ``RunNotFoundError`` or ``CorruptJournalError``.
         """
+        walk = BackwardWalk(lambda stored: not is_inert(stored), keep_all=False)
+        meta = await self._walk_back(run_id, walk)
+        if not walk.done or walk.last_seq is None:
+            raise AssertionError("the backward walk always reaches the meta")
+        return RunEnds(meta=meta, last_significant=walk.taken[-1], last_seq=walk.last_seq)
 
     async def meta(self, run_id: str) -> StoredRecord:
         """The run's meta record (seq 1) alone: what the listing caches to order runs.
@@ -212,12 +360,25 @@ class Backend(abc.ABC):
     async def tail(self, run_id: str, is_start: Callable[[StoredRecord], bool]) -> list[StoredRecord]:
         """The records from the last one for which ``is_start`` holds (or the meta) to the end.
 
-        For the inbox, which needs only the trailing turn. This default reads
-        the whole journal; a backend that can read from the end overrides it.
+        For the inbox, which needs only the trailing turn.
+        """
+        walk = BackwardWalk(is_start, keep_all=True)
+        await self._walk_back(run_id, walk)
+        walk.taken.reverse()
+        return walk.taken
+
+    async def _walk_back(self, run_id: str, walk: BackwardWalk) -> StoredRecord:
+        """Hook: feed ``walk.take`` the run's records from the last back until it returns True; the run's meta.
+
+        Each record is checked as it comes (decoded at its seq). This default
+        reads the whole journal; a backend that can read from the end
+        overrides it. Raises ``RunNotFoundError`` or ``CorruptJournalError``.
         """
         stored = await self.load(run_id)
-        start = next((i for i in range(len(stored) - 1, -1, -1) if is_start(stored[i])), 0)
-        return stored[start:]
+        for record in reversed(stored):
+            if walk.take(record):
+                break
+        return stored[0]
 
     @abc.abstractmethod
     async def list_run_ids(self) -> list[str]:

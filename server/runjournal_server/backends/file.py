@@ -56,7 +56,7 @@ from typing import NoReturn, TypeVar
 import portalocker
 
 from runjournal_server import records
-from runjournal_server.backends.base import Backend, Journal, RunEnds, TaskStore
+from runjournal_server.backends.base import Backend, BackwardWalk, Journal, TaskStore, check_seq, decode_at
 from runjournal_server.errors import (
     CorruptJournalError,
     JournalError,
@@ -145,11 +145,9 @@ def _read_all(fd: int) -> bytes:
     return b"".join(parts)
 
 
-def _check_numbering(run_id: str, batch: Sequence[StoredRecord], first_seq: int) -> None:
-    """Refuse a batch runs.py should never send: a wrong seq or a newline would corrupt the file."""
-    for index, stored in enumerate(batch):
-        if stored.seq != first_seq + index:
-            raise ValueError(f"run {run_id!r}: expected seq {first_seq + index}, got {stored.seq}")
+def _check_lines(run_id: str, batch: Sequence[StoredRecord]) -> None:
+    """Refuse a line runs.py should never send: a newline inside it would split it in two in the file."""
+    for stored in batch:
         if b"\n" in stored.line:
             raise ValueError(f"run {run_id!r}: the stored line for seq {stored.seq} holds a newline")
 
@@ -322,9 +320,7 @@ def _scan(run_id: str, data: bytes, known: Sequence[StoredRecord] = (), intent: 
             if number == len(lines) and not fragment and not strict and not _glued(line):
                 break
             raise CorruptJournalError(run_id, err.detail, line=number) from err
-        if stored.seq != number:
-            raise CorruptJournalError(run_id, f"the line holds seq {stored.seq}", line=number)
-        found.append(stored)
+        found.append(check_seq(run_id, stored, number, line=number))
         starts.append(offset)
         offset += len(line) + 1
     return _Scan(found, starts, good_end=offset, size=len(data))
@@ -449,32 +445,14 @@ def _records_backward(
     return meta, backward()
 
 
-def _read_ends(
-    run_id: str, fd: int, size: int, intent: _Intent | None, is_inert: Callable[[StoredRecord], bool]
-) -> RunEnds:
-    """The meta from the front, then a backward scan to the last record that is not inert."""
+def _walk_back(run_id: str, walk: BackwardWalk, fd: int, size: int, intent: _Intent | None) -> StoredRecord:
+    """The meta from the front, then the records from the last one back, fed to ``walk`` until it is done."""
+    walk.restart()  # the reader may be starting over (the file shrank under the last attempt)
     meta, backward = _records_backward(run_id, fd, size, intent)
-    last_seq: int | None = None
     for stored in backward:
-        if last_seq is None:
-            last_seq = stored.seq
-        if stored.seq == 1 or not is_inert(stored):
-            return RunEnds(meta=meta, last_significant=stored, last_seq=last_seq)
-    raise AssertionError("the backward scan always reaches the first line")
-
-
-def _read_tail(
-    run_id: str, fd: int, size: int, intent: _Intent | None, is_start: Callable[[StoredRecord], bool]
-) -> list[StoredRecord]:
-    """The records from the last one for which ``is_start`` holds (or the meta) to the end."""
-    _, backward = _records_backward(run_id, fd, size, intent)
-    tail: list[StoredRecord] = []
-    for stored in backward:
-        tail.append(stored)
-        if stored.seq == 1 or is_start(stored):
+        if walk.take(stored):
             break
-    tail.reverse()
-    return tail
+    return meta
 
 
 def _read_meta(run_id: str, fd: int, size: int, intent: _Intent | None) -> StoredRecord:
@@ -505,9 +483,7 @@ def _decode_meta(run_id: str, line: bytes | None, size: int, *, torn_allowed: bo
         if torn_allowed and len(line) + 1 == size and not _glued(line):
             raise RunNotFoundError(run_id) from err
         raise CorruptJournalError(run_id, err.detail, line=1) from err
-    if meta.seq != 1:
-        raise CorruptJournalError(run_id, f"the line holds seq {meta.seq}", line=1)
-    return meta
+    return check_seq(run_id, meta, 1, line=1)
 
 
 class _StreamCursor:
@@ -578,9 +554,7 @@ class _StreamCursor:
             if final and not self._strict and not _glued(line):
                 return None
             raise CorruptJournalError(self._run_id, err.detail, line=self._number) from err
-        if stored.seq != self._number:
-            raise CorruptJournalError(self._run_id, f"the line holds seq {stored.seq}", line=self._number)
-        return stored
+        return check_seq(self._run_id, stored, self._number, line=self._number)
 
     def close(self) -> None:
         self._closing = True
@@ -634,15 +608,10 @@ class FileJournal(Journal):
     def last_seq(self) -> int:
         return len(self._starts)
 
-    @property
-    def poisoned(self) -> bool:
-        return self._poisoned_by is not None
+    async def _store(self, batch: list[StoredRecord]) -> None:
+        await self._backend._run(self._append_sync, batch)
 
-    async def append(self, records: Sequence[StoredRecord]) -> None:
-        if records:
-            await self._backend._run(self._append_sync, list(records))
-
-    async def stored_line(self, seq: int) -> StoredRecord:
+    async def _read_line(self, seq: int) -> StoredRecord:
         return await self._backend._run(self._stored_line_sync, seq)
 
     async def close(self) -> None:
@@ -650,8 +619,8 @@ class FileJournal(Journal):
 
     def _append_sync(self, batch: list[StoredRecord]) -> None:
         with self._mutex:
-            self._check_usable()
-            _check_numbering(self.run_id, batch, self.last_seq + 1)
+            self._check_append(batch)  # again, under the mutex: a cancelled caller's write may have run meanwhile
+            _check_lines(self.run_id, batch)
             data = b"".join(stored.line + b"\n" for stored in batch)
             # One line needs no intent: a cut single line is a torn tail already.
             intent = _Intent(batch[0].seq, len(batch), self._end, self._end + len(data)) if len(batch) > 1 else None
@@ -729,25 +698,16 @@ class FileJournal(Journal):
 
     def _stored_line_sync(self, seq: int) -> StoredRecord:
         with self._mutex:
-            self._check_usable()
-            if not 1 <= seq <= self.last_seq:
-                raise ValueError(f"run {self.run_id!r}: seq {seq} is outside 1..{self.last_seq}")
+            self._check_usable()  # again, under the mutex: the descriptor may have been closed meanwhile
             start = self._starts[seq - 1]
             end = self._starts[seq] if seq < self.last_seq else self._end
             with _os_errors(self.run_id, f"reading seq {seq}"):
                 data = os.pread(self._fd, end - start, start)
-        try:
-            if not data.endswith(b"\n"):
-                raise RecordDecodeError(f"the line is cut short ({len(data)} of {end - start} bytes)")
-            return records.decode(data[:-1])
-        except RecordDecodeError as err:
-            raise CorruptJournalError(self.run_id, err.detail, line=seq, seq=seq) from err
-
-    def _check_usable(self) -> None:
-        if self._closed:
-            raise StorageUnavailableError(self.run_id, "the journal was closed; open the run again")
-        if self._poisoned_by is not None:
-            raise StorageUnavailableError(self.run_id, f"{self._poisoned_by}; the run must be opened again")
+        if not data.endswith(b"\n"):
+            raise CorruptJournalError(
+                self.run_id, f"the line is cut short ({len(data)} of {end - start} bytes)", line=seq, seq=seq
+            )
+        return decode_at(self.run_id, seq, data[:-1], line=seq, at_seq=seq)
 
     def _close_sync(self) -> None:
         with self._mutex:
@@ -790,13 +750,10 @@ class FileBackend(Backend):
             journals = list(self._journals)
         await asyncio.gather(*(journal.close() for journal in journals))
 
-    async def create_journal(self, run_id: str, meta: StoredRecord, rest: Sequence[StoredRecord] = ()) -> FileJournal:
+    async def _create_exclusive(self, run_id: str, batch: list[StoredRecord]) -> FileJournal:
         """Create the run with its whole creation batch; see ``_create_sync`` for how two creators are kept apart."""
-        if meta.seq != 1:
-            raise ValueError(f"run {run_id!r}: a journal starts at seq 1, got {meta.seq}")
-        creation = [meta, *rest]
-        _check_numbering(run_id, creation, 1)
-        journal, _ = await self._run_opening(self._create_sync, run_id, creation)
+        _check_lines(run_id, batch)
+        journal, _ = await self._run_opening(self._create_sync, run_id, batch)
         return journal
 
     async def open_journal(
@@ -807,14 +764,11 @@ class FileBackend(Backend):
     async def load(self, run_id: str) -> list[StoredRecord]:
         return await self._run(self._load_sync, run_id)
 
-    async def ends(self, run_id: str, is_inert: Callable[[StoredRecord], bool]) -> RunEnds:
-        return await self._run(self._read_sync, run_id, functools.partial(_read_ends, run_id, is_inert=is_inert))
+    async def _walk_back(self, run_id: str, walk: BackwardWalk) -> StoredRecord:
+        return await self._run(self._read_sync, run_id, functools.partial(_walk_back, run_id, walk))
 
     async def meta(self, run_id: str) -> StoredRecord:
         return await self._run(self._read_sync, run_id, functools.partial(_read_meta, run_id))
-
-    async def tail(self, run_id: str, is_start: Callable[[StoredRecord], bool]) -> list[StoredRecord]:
-        return await self._run(self._read_sync, run_id, functools.partial(_read_tail, run_id, is_start=is_start))
 
     async def stream(self, run_id: str, from_seq: int) -> AsyncGenerator[StoredRecord, None]:
         """Read forward a chunk at a time (``STREAM_CHUNK_BYTES`` plus at most one line held).
