@@ -535,15 +535,6 @@ async def test_ends_walks_back_over_an_inert_tail_reading_only_the_tail(
     assert used <= 5, f"ends used {used} API requests for a run of 320 records"
 
 
-async def test_ends_of_a_run_whose_records_after_the_meta_are_all_inert_is_the_meta(
-    jetstream_backend: JetStreamBackend,
-) -> None:
-    journal = await jetstream_backend.create_journal(RUN, meta())
-    await journal.append([stored(b.note(seq)) for seq in range(2, 30)])
-    ends = await jetstream_backend.ends(RUN, is_inert)
-    assert (ends.last_significant.seq, ends.last_seq) == (1, 29)
-
-
 def _api_requests(server: NatsServer) -> int:
     jetstream = server.varz()["jetstream"]
     assert isinstance(jetstream, dict)
