@@ -237,6 +237,7 @@ class CorruptJournalError(JournalError):
             line=line,
             seq=seq,
         )
+        self.run_id = run_id
         self.line = line
         self.seq = seq
         self.problem = problem

@@ -9,22 +9,29 @@ descriptors, and so are they while the warm states together exceed
 ``max_warm_bytes`` (measured as the stored bytes folded into them, which the
 state's size follows), so 24 runs of 16 MiB do not keep 400 MiB warm. There is no lock shared
 between runs: the slot table is only touched between awaits.
+
+The handles also own reading a run for its state: the lock-free cold read
+and fold (a long journal folded in a thread), its reuse by the open that
+follows, catching up with what other writers stored, and the corruption
+ledger those reads keep for the listing. ``current`` is the one call an
+operation makes under the run's lock to get a state it may decide on.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from runjournal_server import records
 from runjournal_server.backends.base import Backend, Journal
 from runjournal_server.config import DEFAULT_MAX_WARM_BYTES
 from runjournal_server.errors import CorruptJournalError
-from runjournal_server.fold import Folder
+from runjournal_server.fold import Folder, JournalRuleError, fold_stored
 
-FoldStored = Callable[[str, Sequence[records.StoredRecord]], Awaitable[Folder]]
+FOLD_ON_LOOP_RECORDS = 256
+"""Journals shorter than this are folded on the event loop; longer ones in a thread."""
 
 
 @dataclass
@@ -71,16 +78,13 @@ class RunHandles:
         backend: Backend,
         *,
         max_open: int,
-        fold: FoldStored,
-        known_corrupt: MutableMapping[str, str],
         max_warm_bytes: int = DEFAULT_MAX_WARM_BYTES,
     ) -> None:
         self._backend = backend
         self._max_open = max(1, max_open)
         self._max_warm_bytes = max_warm_bytes
         self._warm_bytes = 0
-        self._fold = fold  # runs.py's fold: a rule broken by stored records is remembered as corruption
-        self._known_corrupt = known_corrupt
+        self._known_corrupt: dict[str, str] = {}  # run id -> problem, from full reads
         self._slots: dict[str, Slot] = {}
         self._open: OrderedDict[str, None] = OrderedDict()
 
@@ -110,11 +114,11 @@ class RunHandles:
             try:
                 journal, stored = await self._backend.open_journal(slot.run_id, known)
             except CorruptJournalError as err:
-                self._known_corrupt[slot.run_id] = err.message
+                self._corrupt(err)
                 raise
             try:
                 unchanged = cold is not None and cold.unused and same_records(stored, cold.stored)
-                folder = cold.take() if unchanged and cold is not None else await self._fold(slot.run_id, stored)
+                folder = cold.take() if unchanged and cold is not None else await self.fold_cold(slot.run_id, stored)
             except BaseException:
                 await journal.close()
                 raise
@@ -122,6 +126,79 @@ class RunHandles:
         assert slot.journal is not None and slot.folder is not None
         self._open.move_to_end(slot.run_id)
         return slot.journal, slot.folder
+
+    async def current(self, slot: Slot, cold: ColdRead | None = None) -> tuple[Journal, Folder]:
+        """The run's journal and warm state, opened if needed (reusing ``cold``), caught up with other writers.
+
+        What an operation decides on under the run's lock: the run may have
+        moved since its lock-free check.
+        """
+        await self.ensure_open(slot, cold)  # first: catching up alone would open without the cold read
+        await self.catch_up(slot)
+        return await self.ensure_open(slot)
+
+    async def catch_up(self, slot: Slot) -> bool:
+        """Adopt records other writers stored (never any with an exclusive writer lock); True if any."""
+        journal, folder = await self.ensure_open(slot)
+        newer = await journal.refresh()
+        for item in newer:
+            try:
+                folder.apply_stored(item)
+            except JournalRuleError as err:
+                await self.drop(slot)
+                raise self._corrupt(CorruptJournalError(slot.run_id, err.detail, seq=err.seq)) from err
+        self.grow(slot, stored_bytes(newer))
+        return bool(newer)
+
+    async def pre_read(self, run_id: str) -> tuple[Folder, ColdRead | None]:
+        """The state to check a request against before taking any lock.
+
+        The warm state when the server holds the run; else a cold read and fold
+        without any lock, returned too so that opening the run next can reuse
+        it instead of decoding and folding the journal a second time.
+        """
+        slot = self._slots.get(run_id)
+        if slot is not None and slot.folder is not None and slot.journal is not None:
+            return slot.folder, None
+        stored = await self.load(run_id)
+        folder = await self.fold_cold(run_id, stored)
+        return folder, ColdRead(stored, folder)
+
+    async def load(self, run_id: str) -> list[records.StoredRecord]:
+        """Every stored record of the run, read without its lock; damage is remembered for the listing."""
+        try:
+            return await self._backend.load(run_id)
+        except CorruptJournalError as err:
+            raise self._corrupt(err) from None
+
+    async def fold_cold(self, run_id: str, stored: Sequence[records.StoredRecord]) -> Folder:
+        """Fold stored records; a long journal in a thread, so other runs' calls do not wait on it.
+
+        A rule the records break is corruption, remembered for the listing
+        (here, on the event loop, where the ledger is kept).
+        """
+        try:
+            if len(stored) < FOLD_ON_LOOP_RECORDS:
+                folder = _fold_checked(run_id, stored)
+            else:
+                folder = await asyncio.to_thread(_fold_checked, run_id, stored)
+        except CorruptJournalError as err:
+            raise self._corrupt(err) from None
+        self._known_corrupt.pop(run_id, None)  # the whole journal just read back clean
+        return folder
+
+    def note_corrupt(self, err: CorruptJournalError) -> None:
+        """Remember damage found by any read of a run, so the listing shows the run as CORRUPT."""
+        self._corrupt(err)
+
+    def _corrupt(self, err: CorruptJournalError) -> CorruptJournalError:
+        self._known_corrupt[err.run_id] = err.message
+        return err
+
+    @property
+    def corruption(self) -> Mapping[str, str]:
+        """Run id -> the damage a full read of it found (read by the listing)."""
+        return self._known_corrupt
 
     def adopt(self, slot: Slot, journal: Journal, folder: Folder, warm_bytes: int) -> None:
         slot.journal, slot.folder = journal, folder
@@ -184,6 +261,17 @@ class RunHandles:
             async with slot.lock:
                 await self.drop(slot)
         self._slots.clear()
+
+
+def _fold_checked(run_id: str, stored: Sequence[records.StoredRecord]) -> Folder:
+    """Fold stored records of ``run_id``; a rule they break, or a meta naming another run, is corruption."""
+    try:
+        folder = fold_stored(stored)
+    except JournalRuleError as err:
+        raise CorruptJournalError(run_id, err.detail, seq=err.seq) from err
+    if folder.run_id != run_id:
+        raise CorruptJournalError(run_id, f"its meta names run {folder.run_id!r}", seq=1)
+    return folder
 
 
 def stored_bytes(stored: Sequence[records.StoredRecord]) -> int:

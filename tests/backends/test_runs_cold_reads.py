@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from runjournal_server import records
-from runjournal_server import runs as runs_module
+from runjournal_server import handles as handles_module
 from runjournal_server.backends.file import FileBackend
 from runjournal_server.runs import Runs
 from tests.unit import builders as b
@@ -27,13 +27,13 @@ async def write_run(data_dir: Path, run_id: str) -> None:
 async def test_a_cold_write_folds_the_journal_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, operation: str):
     await write_run(tmp_path, "cold-run")
     folds = []
-    real_fold = runs_module.fold_stored
+    real_fold = handles_module.fold_stored
 
     def counting(stored):
         folds.append(len(stored))
         return real_fold(stored)
 
-    monkeypatch.setattr(runs_module, "fold_stored", counting)
+    monkeypatch.setattr(handles_module, "fold_stored", counting)
     backend = FileBackend(tmp_path)
     await backend.start()
     runs = Runs(backend, max_record_bytes=records.DEFAULT_MAX_RECORD_BYTES, max_open_journals=8)

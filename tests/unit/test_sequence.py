@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runjournal_server.sequence import AppendDecision, check_append
+from runjournal_server.sequence import AppendDecision, BatchOutcome, check_append, decide_batch
 
 BODY = b'{"id":"runjournal.v1.note","seq":3}'
 
@@ -74,3 +74,60 @@ def test_append_rule_over_random_positions_and_bodies(
         assert decision is AppendDecision.DUPLICATE
     else:
         assert decision is AppendDecision.CONFLICT
+
+
+# ---------------------------------------------------------------- decide_batch
+
+
+@st.composite
+def batches(draw: st.DrawFn) -> tuple[int, list[tuple[int, bytes]], dict[int, bytes], bool]:
+    """A journal of ``last`` records, a batch of consecutive records around its end, and a token verdict."""
+    last = draw(st.integers(0, 8))
+    stored = {seq: b"s%d" % seq for seq in range(1, last + 1)}
+    first = draw(st.integers(1, last + 3))
+    count = draw(st.integers(1, 5))
+    batch = []
+    for seq in range(first, first + count):
+        same = seq <= last and draw(st.booleans())
+        batch.append((seq, stored[seq] if same else b"n%d" % seq))
+    return last, batch, stored, draw(st.booleans())
+
+
+def _overlap(last: int, batch: list[tuple[int, bytes]], stored: dict[int, bytes]) -> dict[int, bytes]:
+    return {seq: stored[seq] for seq, _ in batch if seq <= last}
+
+
+@given(batches())
+def test_decide_batch_follows_the_append_rule_record_by_record(case) -> None:
+    last, batch, stored, token_ok = case
+    decision = decide_batch(last, batch, _overlap(last, batch, stored), token_ok=token_ok)
+    # The leading records it calls duplicates are stored byte for byte.
+    assert all(stored.get(seq) == body for seq, body in batch[: decision.duplicates])
+    first_conflict = next((seq for seq, body in batch if seq <= last and stored[seq] != body), None)
+    all_stored = all(seq <= last and stored[seq] == body for seq, body in batch)
+    if all_stored:
+        assert decision.outcome is BatchOutcome.DUPLICATES and decision.duplicates == len(batch)
+    elif not token_ok:
+        assert decision.outcome is BatchOutcome.CLAIMED  # a stale writer hears it lost the run, nothing else
+    elif first_conflict is not None:
+        assert (decision.outcome, decision.seq) == (BatchOutcome.CONFLICT, first_conflict)
+    elif batch[decision.duplicates][0] > last + 1:
+        assert (decision.outcome, decision.seq) == (BatchOutcome.GAP, batch[decision.duplicates][0])
+    else:
+        assert decision.outcome is BatchOutcome.WRITE
+        assert batch[decision.duplicates][0] == last + 1  # what is written is exactly the next seq
+
+
+@given(st.integers(0, 8), st.integers(1, 12), st.booleans(), st.booleans())
+def test_decide_batch_of_one_record_agrees_with_check_append(last, seq, same, token_ok) -> None:
+    stored = {s: b"s%d" % s for s in range(1, last + 1)}
+    body = stored[seq] if same and seq <= last else b"other"
+    decision = decide_batch(last, [(seq, body)], _overlap(last, [(seq, body)], stored), token_ok=token_ok)
+    single = check_append(last, seq, body, stored.get(seq))
+    expected = {
+        AppendDecision.DUPLICATE: BatchOutcome.DUPLICATES,
+        AppendDecision.CONFLICT: BatchOutcome.CONFLICT if token_ok else BatchOutcome.CLAIMED,
+        AppendDecision.GAP: BatchOutcome.GAP if token_ok else BatchOutcome.CLAIMED,
+        AppendDecision.NEXT: BatchOutcome.WRITE if token_ok else BatchOutcome.CLAIMED,
+    }[single]
+    assert decision.outcome is expected
