@@ -43,7 +43,6 @@ from runjournal_server.config import DEFAULT_MAX_WARM_BYTES
 from runjournal_server.errors import (
     InvalidArgumentError,
     InvalidRecordError,
-    ResponseTooLargeError,
     ResumeRefusedError,
     RunClaimedError,
     RunExistsError,
@@ -58,6 +57,7 @@ from runjournal_server.kinds import kind_of
 from runjournal_server.listing import RunFilter, RunListing
 from runjournal_server.past_states import PastStates
 from runjournal_server.record_reader import RecordReader
+from runjournal_server.response_limit import ResponseLimit
 from runjournal_server.resume import check_appended_reconfigure, check_claim_request, gate_claim, resume_reminder
 from runjournal_server.schema import validate_payload
 from runjournal_server.sequence import BatchOutcome, decide_batch
@@ -65,8 +65,6 @@ from runjournal_server.sequence import BatchOutcome, decide_batch
 log = logging.getLogger(__name__)
 
 MAX_WRITE_RACES = 3
-RESPONSE_SLACK_BYTES = 16 * 1024
-"""Room kept in a response for what surrounds the state (framing, the gate report's strings, the reminder)."""
 
 T = TypeVar("T")
 
@@ -111,7 +109,7 @@ class Runs:
     ) -> None:
         self._backend = backend
         self._max_record_bytes = max_record_bytes
-        self._max_response_bytes = max_response_bytes  # None: no limit to keep (in-process use)
+        self._response_limit = ResponseLimit(max_response_bytes)
         self._past_states = PastStates()
         self._handles = RunHandles(backend, max_open=max_open_journals, max_warm_bytes=max_warm_bytes)
         self._listing = RunListing(backend, self._handles.corruption)
@@ -302,7 +300,7 @@ class Runs:
         # Before anything is written: a claim whose answer cannot be sent would
         # leave nobody holding a token that works.
         extra = sum(len(item.line) for item in new) + report.ByteSize()
-        self._check_state_fits(slot.run_id, folder, slot.warm_bytes, asked.conversation_from, extra)
+        self._response_limit.check_state(slot.run_id, folder, slot.warm_bytes, asked.conversation_from, extra)
         await self._write(slot, journal, folder, new, gated=False)
         state = folder.state(conversation_from=asked.conversation_from)
         return ClaimOutcome(
@@ -312,24 +310,6 @@ class Runs:
             gate=report,
             resume_reminder=resume_reminder(state),
         )
-
-    def _check_state_fits(
-        self, run_id: str, folder: Folder, folded_bytes: int, conversation_from: int, extra_bytes: int = 0
-    ) -> None:
-        """Refuse with RESPONSE_TOO_LARGE when the state (from ``conversation_from``) would not fit in a response.
-
-        Cheap for most runs: a state never holds more than twice the stored
-        bytes folded into it (its messages are the records' payloads, in the
-        wire format, which is never longer than their JSON; the pending batch
-        repeats the last turn's calls), so only a run near the limit pays for
-        building the state once to measure it.
-        """
-        limit = self._max_response_bytes
-        if limit is None or 2 * folded_bytes + extra_bytes + RESPONSE_SLACK_BYTES <= limit:
-            return
-        size = folder.state(conversation_from=conversation_from).ByteSize() + extra_bytes + RESPONSE_SLACK_BYTES
-        if size > limit:
-            raise ResponseTooLargeError(run_id, size, limit)
 
     # ------------------------------------------------------------------- fold
 
@@ -356,13 +336,13 @@ class Runs:
                     await self._handles.catch_up(slot)
                     last = slot.journal.last_seq
                     if as_of_seq == 0 or as_of_seq == last:
-                        self._check_state_fits(run_id, slot.folder, slot.warm_bytes, conversation_from)
+                        self._response_limit.check_state(run_id, slot.folder, slot.warm_bytes, conversation_from)
                         return slot.folder.state(conversation_from=conversation_from, into=into)
         if as_of_seq:
             return await self._fold_past(run_id, as_of_seq, conversation_from, into)
         stored = await self._handles.load(run_id)
         folder = await self._handles.fold_cold(run_id, stored)
-        self._check_state_fits(run_id, folder, stored_bytes(stored), conversation_from)
+        self._response_limit.check_state(run_id, folder, stored_bytes(stored), conversation_from)
         return folder.state(conversation_from=conversation_from, into=into)
 
     async def _fold_past(
@@ -374,11 +354,11 @@ class Runs:
         if serialized is None:
             stored = await self._read_prefix(run_id, as_of_seq)
             folder = await self._handles.fold_cold(run_id, stored)
-            self._check_state_fits(run_id, folder, stored_bytes(stored), conversation_from)
+            self._response_limit.check_state(run_id, folder, stored_bytes(stored), conversation_from)
             serialized = folder.state(conversation_from=conversation_from).SerializeToString()
             self._past_states.put(key, serialized)
-        elif self._max_response_bytes is not None and len(serialized) + RESPONSE_SLACK_BYTES > self._max_response_bytes:
-            raise ResponseTooLargeError(run_id, len(serialized) + RESPONSE_SLACK_BYTES, self._max_response_bytes)
+        else:
+            self._response_limit.check_size(run_id, len(serialized))
         state = into if into is not None else state_pb2.RunState()
         state.MergeFromString(serialized)
         return state
