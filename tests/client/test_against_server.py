@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 import runjournal
-from runjournal import AsyncJournalClient, AsyncRun, JournalClient, Run
+from runjournal import JournalClient
 from runjournal.v1 import state_pb2
+from tests.client.flavours import Flavour
 from tests.servers import ServerProcess
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,9 +33,9 @@ def new_run_id() -> str:
 
 
 @pytest.fixture
-def client(journal_server: ServerProcess) -> Iterator[JournalClient]:
-    """A client of the real session server (this module's tests need no fake)."""
-    with JournalClient(journal_server.address) as journal_client:
+def client(journal_server: ServerProcess, flavour: Flavour) -> Iterator[JournalClient]:
+    """A client of the real session server (this module's tests need no fake), of each flavour in turn."""
+    with flavour.JournalClient(journal_server.address) as journal_client:
         yield journal_client
 
 
@@ -46,13 +47,15 @@ def _two_calls() -> list[runjournal.v1.records_pb2.ContentBlock]:
     ]
 
 
-def test_run_handle_creates_appends_and_is_refused_once_another_worker_claims(client: JournalClient) -> None:
+def test_run_handle_creates_appends_and_is_refused_once_another_worker_claims(
+    client: JournalClient, flavour: Flavour
+) -> None:
     run_id = new_run_id()
-    first = Run.create(client, run_id, FINGERPRINT, "find a and b")
+    first = flavour.Run.create(client, run_id, FINGERPRINT, "find a and b")
     assert first.assistant(1, _two_calls(), "tool_use", {"input_tokens": 10, "output_tokens": 5}) == 2
     assert first.tool_result("c1", "found a") == 3
 
-    second = Run.claim(client, run_id, "worker-2", FINGERPRINT)
+    second = flavour.Run.claim(client, run_id, "worker-2", FINGERPRINT)
 
     assert (second.claim_token, second.next_seq) == (4, 5)
     assert second.state is not None
@@ -71,12 +74,12 @@ def test_run_handle_creates_appends_and_is_refused_once_another_worker_claims(cl
     assert state.counters.llm_calls == 2 and state.counters.input_tokens == 10
 
 
-async def test_async_run_handle_against_the_server(journal_server: ServerProcess) -> None:
+async def test_async_run_handle_against_the_server(journal_server: ServerProcess, flavour: Flavour) -> None:
     run_id = new_run_id()
-    async with AsyncJournalClient(journal_server.address) as client:
-        first = await AsyncRun.create(client, run_id, FINGERPRINT, "find a and b")
+    async with flavour.AsyncJournalClient(journal_server.address) as client:
+        first = await flavour.AsyncRun.create(client, run_id, FINGERPRINT, "find a and b")
         await first.assistant(1, _two_calls(), "tool_use")
-        second = await AsyncRun.claim(client, run_id, "worker-2", FINGERPRINT)
+        second = await flavour.AsyncRun.claim(client, run_id, "worker-2", FINGERPRINT)
         with pytest.raises(runjournal.RunClaimedError):
             await first.tool_result("c1", "late")
         assert await second.tool_result("c1", "a") == 4
@@ -89,9 +92,9 @@ async def test_async_run_handle_against_the_server(journal_server: ServerProcess
     assert records == [5, 6, 7]
 
 
-def test_answer_is_refused_twice_and_for_calls_never_deferred(client: JournalClient) -> None:
+def test_answer_is_refused_twice_and_for_calls_never_deferred(client: JournalClient, flavour: Flavour) -> None:
     run_id = new_run_id()
-    run = Run.create(client, run_id, FINGERPRINT, "go")
+    run = flavour.Run.create(client, run_id, FINGERPRINT, "go")
     run.assistant(1, _two_calls(), "tool_use")
     run.tool_result("c1", "a")
     run.deferral("c2", "needs a person", "ops")
@@ -108,20 +111,20 @@ def test_answer_is_refused_twice_and_for_calls_never_deferred(client: JournalCli
 
 
 def test_creating_again_is_a_duplicate_with_the_same_meta_and_run_exists_otherwise(
-    client: JournalClient,
+    client: JournalClient, flavour: Flavour
 ) -> None:
     run_id = new_run_id()
     moment = datetime.datetime(2026, 5, 1, 12, 0, tzinfo=datetime.UTC)
-    Run.create(client, run_id, FINGERPRINT, "go", created_at=moment)
-    again = Run.create(client, run_id, FINGERPRINT, "go", created_at=moment)
+    flavour.Run.create(client, run_id, FINGERPRINT, "go", created_at=moment)
+    again = flavour.Run.create(client, run_id, FINGERPRINT, "go", created_at=moment)
     assert again.next_seq == 2
     with pytest.raises(runjournal.RunExistsError):
-        Run.create(client, run_id, FINGERPRINT, "go", created_at=moment + datetime.timedelta(seconds=1))
+        flavour.Run.create(client, run_id, FINGERPRINT, "go", created_at=moment + datetime.timedelta(seconds=1))
 
 
-def test_raw_appends_report_gaps_and_conflicts_with_the_last_seq(client: JournalClient) -> None:
+def test_raw_appends_report_gaps_and_conflicts_with_the_last_seq(client: JournalClient, flavour: Flavour) -> None:
     run_id = new_run_id()
-    Run.create(client, run_id, FINGERPRINT, "go").note("one")
+    flavour.Run.create(client, run_id, FINGERPRINT, "go").note("one")
     gap = runjournal.note_record("far")
     gap.seq = 9
     with pytest.raises(runjournal.SeqGapError) as caught:
@@ -136,23 +139,23 @@ def test_raw_appends_report_gaps_and_conflicts_with_the_last_seq(client: Journal
         client.fold(new_run_id())
 
 
-def test_resume_with_another_model_is_refused_unless_forced(client: JournalClient) -> None:
+def test_resume_with_another_model_is_refused_unless_forced(client: JournalClient, flavour: Flavour) -> None:
     run_id = new_run_id()
-    Run.create(client, run_id, FINGERPRINT, "go")
+    flavour.Run.create(client, run_id, FINGERPRINT, "go")
     other = runjournal.v1.records_pb2.Fingerprint()
     other.CopyFrom(FINGERPRINT)
     other.model = "claude-other"
     with pytest.raises(runjournal.ResumeRefusedError) as caught:
-        Run.claim(client, run_id, "w2", other)
+        flavour.Run.claim(client, run_id, "w2", other)
     assert "model" in caught.value.fields
-    forced = Run.claim(client, run_id, "w2", other, force=True)
+    forced = flavour.Run.claim(client, run_id, "w2", other, force=True)
     assert forced.gate is not None and forced.gate.allowed and forced.gate.reconfigured
 
 
-def test_read_returns_the_stored_lines_and_listing_filters_by_label(client: JournalClient) -> None:
+def test_read_returns_the_stored_lines_and_listing_filters_by_label(client: JournalClient, flavour: Flavour) -> None:
     run_id = new_run_id()
     label = {"client-test": uuid.uuid4().hex[:8]}
-    run = Run.create(client, run_id, FINGERPRINT, "go", labels=label)
+    run = flavour.Run.create(client, run_id, FINGERPRINT, "go", labels=label)
     run.note("progress", {"step": 1})
     run.terminal("suspended", "later")
 

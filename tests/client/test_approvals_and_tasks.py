@@ -5,15 +5,17 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import grpc
+import grpc.aio
 import pytest
 
 import runjournal
-from runjournal import AsyncJournalClient, AsyncTaskClient, JournalClient, TaskClient
+from runjournal import AsyncJournalClient, JournalClient, TaskClient
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import records_pb2, state_pb2
 from runjournal.v1 import task_service_pb2 as tpb
 from tests.client.conftest import FAST_RETRY
 from tests.client.fake_journal import Action, FakeServer, abort_plain, abort_with_reason
+from tests.client.flavours import Flavour
 
 UNAVAILABLE = abort_plain(grpc.StatusCode.UNAVAILABLE)
 
@@ -75,9 +77,11 @@ def test_a_resent_approve_that_finds_its_own_first_attempt_returns_that_seq(
     assert [r.from_seq for r in fake.journal.requests("Read")] == [8]
 
 
-async def test_async_resent_approve_that_finds_its_own_first_attempt_returns_that_seq(fake: FakeServer) -> None:
+async def test_async_resent_approve_that_finds_its_own_first_attempt_returns_that_seq(
+    fake: FakeServer, flavour: Flavour
+) -> None:
     _decided(fake, 9, "alice")
-    async with AsyncJournalClient(fake.address, retry=FAST_RETRY) as client:
+    async with flavour.AsyncJournalClient(fake.address, retry=FAST_RETRY) as client:
         assert await client.approve("r1", "c1", "approved", "alice", "ok") == 9
 
 
@@ -154,16 +158,16 @@ def test_inbox_pages_through_the_runs_waiting_for_a_person(fake: FakeServer, cli
         assert dict(request.labels) == {"team": "x"}
 
 
-async def test_async_inbox_filters_by_waiting_for_person(fake: FakeServer) -> None:
+async def test_async_inbox_filters_by_waiting_for_person(fake: FakeServer, flavour: Flavour) -> None:
     fake.journal.pages[""] = pb.ListRunsResponse(runs=[state_pb2.RunSummary(run_id="a")])
-    async with AsyncJournalClient(fake.address) as client:
+    async with flavour.AsyncJournalClient(fake.address) as client:
         assert [r.run_id async for r in client.inbox()] == ["a"]
     (request,) = fake.journal.requests("ListRuns")
     assert request.waiting_for_person and request.status == state_pb2.RUN_STATUS_UNSPECIFIED
 
 
-def test_a_deferral_may_ask_for_a_decision(fake: FakeServer, client: JournalClient) -> None:
-    run = runjournal.Run.create(client, "r1", records_pb2.Fingerprint(provider="p", model="m"), "go")
+def test_a_deferral_may_ask_for_a_decision(fake: FakeServer, client: JournalClient, flavour: Flavour) -> None:
+    run = flavour.Run.create(client, "r1", records_pb2.Fingerprint(provider="p", model="m"), "go")
     run.deferral("c1", "production deploy", "on-call", needs_approval=True)
     run.deferral("c2", "ask", "ops")
     first, second = (r.record.deferral for r in fake.journal.requests("Append")[1:])
@@ -175,8 +179,8 @@ def test_a_deferral_may_ask_for_a_decision(fake: FakeServer, client: JournalClie
 
 
 @pytest.fixture
-def tasks(fake: FakeServer) -> Iterator[TaskClient]:
-    with TaskClient(fake.address, retry=FAST_RETRY, timeout=5.0) as task_client:
+def tasks(fake: FakeServer, flavour: Flavour) -> Iterator[TaskClient]:
+    with flavour.TaskClient(fake.address, retry=FAST_RETRY, timeout=5.0) as task_client:
         yield task_client
 
 
@@ -281,10 +285,12 @@ def test_a_resent_completion_that_finds_its_own_outcome_returns_the_stored_task(
     assert len(sent) == 2 and sent[0] == sent[1]
 
 
-async def test_async_resent_completion_that_finds_its_own_outcome_returns_the_stored_task(fake: FakeServer) -> None:
+async def test_async_resent_completion_that_finds_its_own_outcome_returns_the_stored_task(
+    fake: FakeServer, flavour: Flavour
+) -> None:
     stored = _completed("t1", result_json='"yes"')
     fake.tasks.fail_next("CompleteTask", UNAVAILABLE, _already_completed(stored))
-    async with AsyncTaskClient(fake.address, retry=FAST_RETRY) as tasks:
+    async with flavour.AsyncTaskClient(fake.address, retry=FAST_RETRY) as tasks:
         assert await tasks.complete("t1", "yes") == stored
 
 
@@ -342,12 +348,12 @@ def test_get_and_iter_with_state_and_labels(fake: FakeServer, tasks: TaskClient)
         tasks.list(state="running")
 
 
-async def test_async_iter_pages(fake: FakeServer) -> None:
+async def test_async_iter_pages(fake: FakeServer, flavour: Flavour) -> None:
     fake.tasks.pages = {
         "": tpb.ListTasksResponse(tasks=[tpb.Task(task_id="a")], next_page_token="p2"),
         "p2": tpb.ListTasksResponse(tasks=[tpb.Task(task_id="b")]),
     }
-    async with AsyncTaskClient(fake.address) as tasks:
+    async with flavour.AsyncTaskClient(fake.address) as tasks:
         assert [t.task_id async for t in tasks.iter(state="submitted")] == ["a", "b"]
         assert (await tasks.list()).next_page_token == "p2"
 
@@ -367,8 +373,24 @@ def test_tasks_share_the_journal_clients_channel_settings_and_lifetime(fake: Fak
         client.tasks.get("t1")
 
 
-async def test_async_tasks_share_the_journal_clients_channel(fake: FakeServer) -> None:
-    async with AsyncJournalClient(fake.address, metadata=[("x-team", "a")]) as client:
+async def test_async_tasks_share_the_journal_clients_channel_settings_and_lifetime(fake: FakeServer) -> None:
+    # The asyncio twin of the test above; only the error of a closed channel is grpc.aio's own.
+    async with AsyncJournalClient(fake.address, timeout=3.0, metadata=[("authorization", "Bearer t")]) as client:
+        async with client.tasks as tasks:
+            await tasks.submit("t1", {})
+        # Closing the borrowed task client left the channel open for both.
+        await client.fold("r1")
+        await client.tasks.complete("t1", 1)
+    submit, fold, complete = fake.tasks.received[0], fake.journal.received[0], fake.tasks.received[1]
+    for call in (submit, fold, complete):
+        assert call.metadata["authorization"] == "Bearer t"
+        assert call.time_remaining is not None and 2.0 < call.time_remaining < 3.5
+    with pytest.raises(grpc.aio.UsageError, match="closed"):
+        await client.tasks.get("t1")
+
+
+async def test_async_tasks_share_the_journal_clients_channel(fake: FakeServer, flavour: Flavour) -> None:
+    async with flavour.AsyncJournalClient(fake.address, metadata=[("x-team", "a")]) as client:
         async with client.tasks as tasks:
             await tasks.submit("t1", [1, 2])
         await client.fold("r1")
@@ -377,10 +399,10 @@ async def test_async_tasks_share_the_journal_clients_channel(fake: FakeServer) -
     assert fake.tasks.requests("SubmitTask")[0].request_json == "[1,2]"
 
 
-def test_task_calls_carry_the_deadline_and_metadata(fake: FakeServer) -> None:
+def test_task_calls_carry_the_deadline_and_metadata(fake: FakeServer, flavour: Flavour) -> None:
     fake.tasks.stored["t1"] = tpb.Task(task_id="t1")
     fake.tasks.pages[""] = tpb.ListTasksResponse()
-    with TaskClient(fake.address, timeout=3.0, metadata=[("authorization", "Bearer t")]) as tasks:
+    with flavour.TaskClient(fake.address, timeout=3.0, metadata=[("authorization", "Bearer t")]) as tasks:
         tasks.submit("t1", {})
         tasks.complete("t1", 1)
         tasks.get("t1")

@@ -12,9 +12,10 @@ from collections.abc import Iterator, Mapping
 import pytest
 
 import runjournal
-from runjournal import AsyncJournalClient, AsyncRun, AsyncTaskClient, JournalClient, Run
+from runjournal import JournalClient
 from runjournal.v1 import records_pb2, state_pb2
 from runjournal.v1 import task_service_pb2 as tpb
+from tests.client.flavours import Flavour
 from tests.servers import ServerProcess
 
 FINGERPRINT = runjournal.make_fingerprint(
@@ -33,19 +34,21 @@ def new_id(prefix: str) -> str:
 
 
 @pytest.fixture
-def client(journal_server: ServerProcess) -> Iterator[JournalClient]:
-    with JournalClient(journal_server.address) as journal_client:
+def client(journal_server: ServerProcess, flavour: Flavour) -> Iterator[JournalClient]:
+    with flavour.JournalClient(journal_server.address) as journal_client:
         yield journal_client
 
 
-def waiting_run(client: JournalClient, *, calls: int = 2, task_id: str = "") -> tuple[str, dict[str, str]]:
+def waiting_run(
+    flavour: Flavour, client: JournalClient, *, calls: int = 2, task_id: str = ""
+) -> tuple[str, dict[str, str]]:
     """A suspended run whose turn asks for ``calls`` calls: c1 (and c3, c4, ...) wait for a decision, c2 for an answer.
 
     Returns the run id and a label unique to it, to read the shared server's inbox through.
     """
     run_id = new_id("approve")
     label = {"inbox-test": run_id}
-    run = Run.create(client, run_id, FINGERPRINT, "ship it", labels=label, task_id=task_id)
+    run = flavour.Run.create(client, run_id, FINGERPRINT, "ship it", labels=label, task_id=task_id)
     names = {f"c{i}": "ask" if i == 2 else "deploy" for i in range(1, calls + 1)}
     run.assistant(1, [runjournal.tool_use_block(call, name, {"n": call}) for call, name in names.items()], "tool_use")
     for call in names:
@@ -61,8 +64,10 @@ def waiting(runs: list[state_pb2.RunSummary]) -> list[tuple[str, str, int]]:
     return [(run.run_id, call.tool_use_id, call.waiting_for) for run in runs for call in run.waiting_calls]
 
 
-def test_approve_takes_a_call_out_of_the_inbox_and_a_second_decision_is_refused(client: JournalClient) -> None:
-    run_id, label = waiting_run(client)
+def test_approve_takes_a_call_out_of_the_inbox_and_a_second_decision_is_refused(
+    client: JournalClient, flavour: Flavour
+) -> None:
+    run_id, label = waiting_run(flavour, client)
 
     (summary,) = client.inbox(labels=label)
     assert [
@@ -102,7 +107,7 @@ def test_approve_takes_a_call_out_of_the_inbox_and_a_second_decision_is_refused(
     assert list(client.inbox(labels=label)) == []
 
     # The worker runs the approved call; the decision is spent with it.
-    worker = Run.claim(client, run_id, "worker-2", FINGERPRINT)
+    worker = flavour.Run.claim(client, run_id, "worker-2", FINGERPRINT)
     assert worker.state is not None and worker.state.pending.calls[0].decision == records_pb2.DECISION_APPROVED
     worker.tool_result("c1", "deployed")
     with pytest.raises(runjournal.AlreadyAnsweredError) as answered:
@@ -110,11 +115,11 @@ def test_approve_takes_a_call_out_of_the_inbox_and_a_second_decision_is_refused(
     assert answered.value.answered_at_seq == worker.last_seq
 
 
-async def test_async_approve_and_inbox(journal_server: ServerProcess) -> None:
-    async with AsyncJournalClient(journal_server.address) as client:
+async def test_async_approve_and_inbox(journal_server: ServerProcess, flavour: Flavour) -> None:
+    async with flavour.AsyncJournalClient(journal_server.address) as client:
         run_id = new_id("approve")
         label = {"inbox-test": run_id}
-        run = await AsyncRun.create(client, run_id, FINGERPRINT, "go", labels=label)
+        run = await flavour.AsyncRun.create(client, run_id, FINGERPRINT, "go", labels=label)
         await run.assistant(1, [runjournal.tool_use_block("c1", "deploy", {})], "tool_use")
         await run.deferral("c1", "risky", "on-call", needs_approval=True)
         assert [(s.run_id, [c.waiting_for for c in s.waiting_calls]) async for s in client.inbox(labels=label)] == [
@@ -127,10 +132,10 @@ async def test_async_approve_and_inbox(journal_server: ServerProcess) -> None:
         assert caught.value.decided_at_seq == 4
 
 
-def test_runs_are_listed_by_task(client: JournalClient) -> None:
+def test_runs_are_listed_by_task(client: JournalClient, flavour: Flavour) -> None:
     task_id = new_id("task")
-    run_id, _ = waiting_run(client, task_id=task_id)
-    other, _ = waiting_run(client, task_id=new_id("task"))
+    run_id, _ = waiting_run(flavour, client, task_id=task_id)
+    other, _ = waiting_run(flavour, client, task_id=new_id("task"))
     assert [s.run_id for s in client.iter_runs(task_id=task_id)] == [run_id]
     assert [s.run_id for s in client.inbox(task_id=task_id)] == [run_id]
     assert other not in {s.run_id for s in client.iter_runs(task_id=task_id)}
@@ -173,10 +178,10 @@ def test_submit_is_idempotent_a_different_request_conflicts_and_listing_filters(
 
 
 async def test_eight_concurrent_completions_have_one_winner_and_every_loser_sees_it(
-    journal_server: ServerProcess,
+    journal_server: ServerProcess, flavour: Flavour
 ) -> None:
     task_id = new_id("race")
-    clients = [AsyncTaskClient(journal_server.address) for _ in range(8)]
+    clients = [flavour.AsyncTaskClient(journal_server.address) for _ in range(8)]
     try:
         await clients[0].submit(task_id, {"question": "who wins?"})
 
@@ -218,9 +223,12 @@ def runjournal_cli(*args: str, env: Mapping[str, str] | None = None) -> subproce
     )
 
 
-def test_inbox_and_approve_from_the_command_line(client: JournalClient, journal_server: ServerProcess) -> None:
+@pytest.mark.parametrize("flavour", ["sync"], indirect=True)  # the commands are under test, not the client
+def test_inbox_and_approve_from_the_command_line(
+    client: JournalClient, journal_server: ServerProcess, flavour: Flavour
+) -> None:
     address = ("--address", journal_server.address)
-    run_id, label = waiting_run(client, calls=4)
+    run_id, label = waiting_run(flavour, client, calls=4)
     label_arg = ("--label", "inbox-test=" + label["inbox-test"])
 
     inbox = runjournal_cli("inbox", *label_arg, *address)
@@ -279,10 +287,13 @@ def test_inbox_and_approve_from_the_command_line(client: JournalClient, journal_
     assert "waiting for a person:" not in shown.stdout
 
 
-def test_runs_list_by_task_from_the_command_line(client: JournalClient, journal_server: ServerProcess) -> None:
+@pytest.mark.parametrize("flavour", ["sync"], indirect=True)
+def test_runs_list_by_task_from_the_command_line(
+    client: JournalClient, journal_server: ServerProcess, flavour: Flavour
+) -> None:
     task_id = new_id("task")
-    run_id, _ = waiting_run(client, task_id=task_id)
-    waiting_run(client, task_id=new_id("task"))  # another task's run, not listed
+    run_id, _ = waiting_run(flavour, client, task_id=task_id)
+    waiting_run(flavour, client, task_id=new_id("task"))  # another task's run, not listed
     listed = runjournal_cli("runs", "list", "--task", task_id, "--address", journal_server.address)
     assert listed.returncode == 0, listed.stderr
     assert [line.split()[0] for line in listed.stdout.splitlines()[1:]] == [run_id]

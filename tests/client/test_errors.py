@@ -19,6 +19,7 @@ from tests.client.fake_journal import (
     abort_with_reason,
     abort_with_rewritten_message,
 )
+from tests.client.flavours import Flavour
 
 # reason -> (metadata the server sends, typed properties the client must expose)
 REASON_CASES: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
@@ -104,12 +105,12 @@ def test_each_reason_is_raised_as_its_class_with_typed_numbers_and_is_never_retr
     assert len(fake.journal.requests("Fold")) == 1
 
 
-async def test_the_async_client_maps_reasons_the_same_way(fake: FakeServer) -> None:
+async def test_the_async_client_maps_reasons_the_same_way(fake: FakeServer, flavour: Flavour) -> None:
     fake.journal.fail_next(
         "Append",
         abort_with_reason("RUN_CLAIMED", grpc.StatusCode.FAILED_PRECONDITION, {"claim_token": "8", "claimed_by": "w9"}),
     )
-    async with runjournal.AsyncJournalClient(fake.address) as client:
+    async with flavour.AsyncJournalClient(fake.address) as client:
         with pytest.raises(runjournal.RunClaimedError) as caught:
             await client.append("r1", 1, runjournal.note_record("x"))
     assert (caught.value.claim_token, caught.value.claimed_by) == (8, "w9")
@@ -212,13 +213,13 @@ def test_already_completed_carries_the_stored_task_from_the_status_details(
     assert len(caught.value.details) == 2  # the ErrorInfo is not repeated among the details
 
 
-async def test_the_async_task_client_maps_already_completed_with_its_task(fake: FakeServer) -> None:
+async def test_the_async_task_client_maps_already_completed_with_its_task(fake: FakeServer, flavour: Flavour) -> None:
     stored = _stored_task()
     fake.tasks.fail_next(
         "CompleteTask",
         abort_with_reason("ALREADY_COMPLETED", grpc.StatusCode.ALREADY_EXISTS, {"task_id": "t1"}, details=[stored]),
     )
-    async with runjournal.AsyncTaskClient(fake.address) as tasks:
+    async with flavour.AsyncTaskClient(fake.address) as tasks:
         with pytest.raises(runjournal.AlreadyCompletedError) as caught:
             await tasks.complete("t1", failure=("timeout", ""))
     assert caught.value.stored_task == stored

@@ -15,6 +15,7 @@ from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import records_pb2, state_pb2
 from tests.client.conftest import FAST_RETRY
 from tests.client.fake_journal import FakeServer, abort_plain, abort_with_reason, outlive_deadline
+from tests.client.flavours import Flavour
 
 UNAVAILABLE = abort_plain(grpc.StatusCode.UNAVAILABLE)
 
@@ -39,10 +40,10 @@ def test_append_retries_unavailable_with_the_identical_request(
     assert pb.AppendRequest.FromString(sent[0]).record.seq == 7
 
 
-async def test_async_append_retries_unavailable_with_the_identical_request(fake: FakeServer) -> None:
+async def test_async_append_retries_unavailable_with_the_identical_request(fake: FakeServer, flavour: Flavour) -> None:
     fake.journal.fail_next("AppendBatch", UNAVAILABLE, UNAVAILABLE)
     records = [_tool_result(5), _tool_result(6)]
-    async with runjournal.AsyncJournalClient(fake.address, retry=FAST_RETRY) as client:
+    async with flavour.AsyncJournalClient(fake.address, retry=FAST_RETRY) as client:
         response = await client.append_batch("r1", 4, records)
     assert (response.first_seq, response.last_seq) == (5, 6)
     sent = {r.SerializeToString(deterministic=True) for r in fake.journal.requests("AppendBatch")}
@@ -59,37 +60,37 @@ def test_retries_stop_after_max_attempts_with_unavailable_error(
     assert len(fake.journal.requests("Fold")) == FAST_RETRY.max_attempts
 
 
-async def test_async_retries_stop_after_max_attempts(fake: FakeServer) -> None:
+async def test_async_retries_stop_after_max_attempts(fake: FakeServer, flavour: Flavour) -> None:
     fake.journal.fail_next("Fold", *[abort_plain(grpc.StatusCode.DEADLINE_EXCEEDED)] * 5)
-    async with runjournal.AsyncJournalClient(fake.address, retry=FAST_RETRY) as client:
+    async with flavour.AsyncJournalClient(fake.address, retry=FAST_RETRY) as client:
         with pytest.raises(runjournal.DeadlineExceededError):
             await client.fold("r1")
     assert len(fake.journal.requests("Fold")) == FAST_RETRY.max_attempts
 
 
-def test_no_retry_policy_sends_once(fake: FakeServer) -> None:
+def test_no_retry_policy_sends_once(fake: FakeServer, flavour: Flavour) -> None:
     fake.journal.fail_next("Fold", UNAVAILABLE)
     with (
-        runjournal.JournalClient(fake.address, retry=runjournal.NO_RETRY) as client,
+        flavour.JournalClient(fake.address, retry=runjournal.NO_RETRY) as client,
         pytest.raises(runjournal.UnavailableError),
     ):
         client.fold("r1")
     assert len(fake.journal.requests("Fold")) == 1
 
 
-def test_a_call_that_outlives_its_deadline_is_retried_with_a_fresh_deadline(fake: FakeServer) -> None:
+def test_a_call_that_outlives_its_deadline_is_retried_with_a_fresh_deadline(fake: FakeServer, flavour: Flavour) -> None:
     fake.journal.fail_next("Answer", outlive_deadline)
-    with runjournal.JournalClient(fake.address, retry=FAST_RETRY, timeout=0.5) as client:
+    with flavour.JournalClient(fake.address, retry=FAST_RETRY, timeout=0.5) as client:
         assert client.answer("r1", "c1", text="yes") == 42
     requests = fake.journal.requests("Answer")
     assert len(requests) == 2 and requests[0] == requests[1]
 
 
-def test_every_call_carries_the_client_deadline_and_metadata(fake: FakeServer) -> None:
+def test_every_call_carries_the_client_deadline_and_metadata(fake: FakeServer, flavour: Flavour) -> None:
     # The server sees the deadline through the grpc-timeout header, rounded up a little.
     fake.journal.pages[""] = pb.ListRunsResponse()
     fake.journal.read_last_seq = 1
-    with runjournal.JournalClient(fake.address, timeout=3.0, metadata=[("authorization", "Bearer t")]) as client:
+    with flavour.JournalClient(fake.address, timeout=3.0, metadata=[("authorization", "Bearer t")]) as client:
         client.append("r1", 1, _tool_result(2))
         client.append_batch("r1", 1, [_tool_result(2)])
         client.claim("r1", "w1", records_pb2.Fingerprint())
@@ -108,8 +109,8 @@ def test_every_call_carries_the_client_deadline_and_metadata(fake: FakeServer) -
     assert received[-1].time_remaining is not None and received[-1].time_remaining < 1.5
 
 
-def test_default_deadline_is_ten_seconds(fake: FakeServer) -> None:
-    with runjournal.JournalClient(fake.address) as client:
+def test_default_deadline_is_ten_seconds(fake: FakeServer, flavour: Flavour) -> None:
+    with flavour.JournalClient(fake.address) as client:
         client.fold("r1")
     remaining = fake.journal.received[0].time_remaining
     assert runjournal.DEFAULT_TIMEOUT_SECONDS == 10.0
@@ -126,10 +127,10 @@ def test_read_resumes_after_the_last_record_it_yielded(fake: FakeServer, client:
     assert [r.from_seq for r in fake.journal.requests("Read")] == [2, 4]
 
 
-async def test_async_read_resumes_after_the_last_record_it_yielded(fake: FakeServer) -> None:
+async def test_async_read_resumes_after_the_last_record_it_yielded(fake: FakeServer, flavour: Flavour) -> None:
     fake.journal.read_last_seq = 5
     fake.journal.read_breaks = {2, 5}
-    async with runjournal.AsyncJournalClient(fake.address, retry=FAST_RETRY) as client:
+    async with flavour.AsyncJournalClient(fake.address, retry=FAST_RETRY) as client:
         got = [record.seq async for record, _ in client.read("r1")]
     assert got == [1, 2, 3, 4, 5]
     assert [r.from_seq for r in fake.journal.requests("Read")] == [0, 2, 5]
@@ -213,9 +214,11 @@ def test_a_resent_answer_that_finds_its_own_first_attempt_returns_that_seq(
     assert [r.from_seq for r in fake.journal.requests("Read")] == [5]
 
 
-async def test_async_resent_answer_that_finds_its_own_first_attempt_returns_that_seq(fake: FakeServer) -> None:
+async def test_async_resent_answer_that_finds_its_own_first_attempt_returns_that_seq(
+    fake: FakeServer, flavour: Flavour
+) -> None:
     _answered(fake, 6, "yes")
-    async with runjournal.AsyncJournalClient(fake.address, retry=FAST_RETRY) as client:
+    async with flavour.AsyncJournalClient(fake.address, retry=FAST_RETRY) as client:
         assert await client.answer("r1", "c1", text="yes") == 6
 
 

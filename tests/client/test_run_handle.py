@@ -9,11 +9,11 @@ import grpc
 import pytest
 
 import runjournal
-from runjournal import AsyncRun, Run
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import records_pb2, state_pb2
 from tests.client.conftest import FAST_RETRY
 from tests.client.fake_journal import FakeServer, abort_with_reason
+from tests.client.flavours import Flavour
 
 FINGERPRINT = records_pb2.Fingerprint(provider="anthropic", model="m")
 
@@ -33,9 +33,9 @@ def _appended(fake: FakeServer) -> list[tuple[int, int, str]]:
 
 
 def test_create_appends_meta_at_seq_one_and_continues_with_token_one(
-    fake: FakeServer, client: runjournal.JournalClient
+    fake: FakeServer, client: runjournal.JournalClient, flavour: Flavour
 ) -> None:
-    run = Run.create(client, "r1", FINGERPRINT, "do the thing", labels={"team": "x"}, task_id="t1")
+    run = flavour.Run.create(client, "r1", FINGERPRINT, "do the thing", labels={"team": "x"}, task_id="t1")
 
     assert (run.claim_token, run.next_seq, run.state, run.gate) == (1, 2, None, None)
     meta = fake.journal.requests("Append")[0].record
@@ -52,7 +52,7 @@ def test_create_appends_meta_at_seq_one_and_continues_with_token_one(
 
 
 def test_claim_continues_after_the_servers_last_seq_with_the_claim_token(
-    fake: FakeServer, client: runjournal.JournalClient
+    fake: FakeServer, client: runjournal.JournalClient, flavour: Flavour
 ) -> None:
     fake.journal.claim_response = pb.ClaimResponse(
         claim_token=7,
@@ -61,7 +61,7 @@ def test_claim_continues_after_the_servers_last_seq_with_the_claim_token(
         gate=state_pb2.GateReport(allowed=True, reconfigured=True),
         resume_reminder="you were resumed",
     )
-    run = Run.claim(client, "r1", "worker-2", FINGERPRINT, force=True)
+    run = flavour.Run.claim(client, "r1", "worker-2", FINGERPRINT, force=True)
 
     assert (run.claim_token, run.next_seq, run.last_seq) == (7, 9, 8)
     assert run.state is not None and run.state.next_iteration == 3
@@ -77,9 +77,9 @@ def test_claim_continues_after_the_servers_last_seq_with_the_claim_token(
 
 
 def test_a_refused_append_does_not_advance_and_the_same_call_resends_the_same_record(
-    fake: FakeServer, client: runjournal.JournalClient
+    fake: FakeServer, client: runjournal.JournalClient, flavour: Flavour
 ) -> None:
-    run = Run.create(client, "r1", FINGERPRINT, "go")
+    run = flavour.Run.create(client, "r1", FINGERPRINT, "go")
     fake.journal.fail_next("Append", abort_with_reason("STORAGE_FULL", grpc.StatusCode.RESOURCE_EXHAUSTED))
 
     with pytest.raises(runjournal.StorageFullError):
@@ -92,9 +92,9 @@ def test_a_refused_append_does_not_advance_and_the_same_call_resends_the_same_re
 
 
 def test_a_claimed_run_raises_run_claimed_with_the_new_holder(
-    fake: FakeServer, client: runjournal.JournalClient
+    fake: FakeServer, client: runjournal.JournalClient, flavour: Flavour
 ) -> None:
-    run = Run.create(client, "r1", FINGERPRINT, "go")
+    run = flavour.Run.create(client, "r1", FINGERPRINT, "go")
     fake.journal.fail_next(
         "Append",
         abort_with_reason("RUN_CLAIMED", grpc.StatusCode.FAILED_PRECONDITION, {"claim_token": "5", "claimed_by": "w2"}),
@@ -105,9 +105,9 @@ def test_a_claimed_run_raises_run_claimed_with_the_new_holder(
 
 
 def test_a_record_that_already_carries_another_seq_is_refused_before_sending(
-    fake: FakeServer, client: runjournal.JournalClient
+    fake: FakeServer, client: runjournal.JournalClient, flavour: Flavour
 ) -> None:
-    run = Run.create(client, "r1", FINGERPRINT, "go")
+    run = flavour.Run.create(client, "r1", FINGERPRINT, "go")
     placed = runjournal.note_record("x")
     placed.seq = 9
     with pytest.raises(ValueError, match="seq 9"):
@@ -117,16 +117,16 @@ def test_a_record_that_already_carries_another_seq_is_refused_before_sending(
     assert len(fake.journal.requests("Append")) == 1
 
 
-def test_fold_refreshes_the_handles_state(fake: FakeServer, client: runjournal.JournalClient) -> None:
-    run = Run.create(client, "r1", FINGERPRINT, prompt_blocks=[runjournal.text_block("go")])
+def test_fold_refreshes_the_handles_state(fake: FakeServer, client: runjournal.JournalClient, flavour: Flavour) -> None:
+    run = flavour.Run.create(client, "r1", FINGERPRINT, prompt_blocks=[runjournal.text_block("go")])
     fake.journal.fold_state = state_pb2.RunState(run_id="r1", last_seq=1)
     assert run.fold().last_seq == 1
     assert run.state is not None and run.state.run_id == "r1"
 
 
-async def test_async_run_places_concurrent_appends_at_distinct_seqs(fake: FakeServer) -> None:
-    async with runjournal.AsyncJournalClient(fake.address, retry=FAST_RETRY) as client:
-        run = await AsyncRun.create(client, "r1", FINGERPRINT, "go")
+async def test_async_run_places_concurrent_appends_at_distinct_seqs(fake: FakeServer, flavour: Flavour) -> None:
+    async with flavour.AsyncJournalClient(fake.address, retry=FAST_RETRY) as client:
+        run = await flavour.AsyncRun.create(client, "r1", FINGERPRINT, "go")
         seqs = await asyncio.gather(*(run.note(f"n{i}") for i in range(5)))
         last = await run.batch([runjournal.user_record("more"), runjournal.terminal_record("completed")])
     assert sorted(seqs) == [2, 3, 4, 5, 6]
@@ -135,10 +135,10 @@ async def test_async_run_places_concurrent_appends_at_distinct_seqs(fake: FakeSe
     assert {token for token, _, _ in _appended(fake)} == {1}
 
 
-async def test_async_claim_exposes_state_gate_and_reminder(fake: FakeServer) -> None:
+async def test_async_claim_exposes_state_gate_and_reminder(fake: FakeServer, flavour: Flavour) -> None:
     fake.journal.claim_response = pb.ClaimResponse(claim_token=3, last_seq=3, resume_reminder="r")
-    async with runjournal.AsyncJournalClient(fake.address) as client:
-        run = await AsyncRun.claim(client, "r1", "w", FINGERPRINT, reason="crash")
+    async with flavour.AsyncJournalClient(fake.address) as client:
+        run = await flavour.AsyncRun.claim(client, "r1", "w", FINGERPRINT, reason="crash")
         assert await run.deferral("c1", "ask a person", "ops") == 4
     assert (run.claim_token, run.resume_reminder) == (3, "r")
     assert fake.journal.requests("Claim")[0].reason == "crash"
