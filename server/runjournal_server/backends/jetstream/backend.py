@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from nats.aio.client import Client
 
 from runjournal_server import records
-from runjournal_server.backends.base import Backend, RunEnds, TaskStore
+from runjournal_server.backends.base import Backend, BackwardWalk, TaskStore
 from runjournal_server.backends.jetstream.api import (
     ERR_STREAM_NAME_IN_USE,
     ERR_STREAM_NOT_FOUND,
@@ -52,7 +52,7 @@ from runjournal_server.backends.jetstream.config import (
     validate_subject_prefix,
 )
 from runjournal_server.backends.jetstream.connect import CONNECT_TIMEOUT_SECONDS, client_options, server_version
-from runjournal_server.backends.jetstream.journal import JetStreamJournal, Tail, check_seqs, record_targets
+from runjournal_server.backends.jetstream.journal import JetStreamJournal, Tail, check_batch_size, record_targets
 from runjournal_server.backends.jetstream.layout import DEFAULT_SUBJECT_PREFIX, Layout, message_id
 from runjournal_server.backends.jetstream.publish import (
     Answer,
@@ -215,10 +215,8 @@ class JetStreamBackend(Backend):
 
     # ------------------------------------------------------------ creating and opening runs
 
-    async def create_journal(
-        self, run_id: str, meta: StoredRecord, rest: Sequence[StoredRecord] = ()
-    ) -> JetStreamJournal:
-        """Publish the meta (and ``rest``, as one atomic batch), fenced on the run having no message at all.
+    async def _create_exclusive(self, run_id: str, batch: list[StoredRecord]) -> JetStreamJournal:
+        """Publish the meta (and the rest, as one atomic batch), fenced on the run having no message at all.
 
         The fence (``Expected-Last-Subject-Sequence: 0`` over the run's
         subjects, on the meta, the batch's first message) refuses a second
@@ -233,8 +231,7 @@ class JetStreamBackend(Backend):
         the duplicate window (where the server checks the fence first).
         """
         validate_run_id(run_id)
-        batch = [meta, *rest]
-        check_seqs(run_id, batch, 1)
+        check_batch_size(run_id, batch)
         api = self._api
         try:
             outcome = await publish_once(
@@ -314,8 +311,8 @@ class JetStreamBackend(Backend):
         found, _ = await self._reader.load(run_id)
         return found
 
-    async def ends(self, run_id: str, is_inert: Callable[[StoredRecord], bool]) -> RunEnds:
-        return await self._reader.ends(run_id, is_inert)
+    async def _walk_back(self, run_id: str, walk: BackwardWalk) -> StoredRecord:
+        return await self._reader.walk_back(run_id, walk)
 
     async def meta(self, run_id: str) -> StoredRecord:
         return await self._reader.meta(run_id)
@@ -323,9 +320,6 @@ class JetStreamBackend(Backend):
     async def stream(self, run_id: str, from_seq: int) -> AsyncGenerator[StoredRecord, None]:
         async for stored in self._reader.stream(run_id, from_seq):
             yield stored
-
-    async def tail(self, run_id: str, is_start: Callable[[StoredRecord], bool]) -> list[StoredRecord]:
-        return await self._reader.tail(run_id, is_start)
 
     async def list_run_ids(self) -> list[str]:
         return await self._reader.run_ids()

@@ -55,13 +55,10 @@ class Tail:
     stream_seq: int
 
 
-def check_seqs(run_id: str, batch: Sequence[StoredRecord], first: int) -> None:
-    """Refuse a batch runs.py should never send: too long for one atomic batch, or not ``first, first + 1, ...``."""
+def check_batch_size(run_id: str, batch: Sequence[StoredRecord]) -> None:
+    """Refuse a batch runs.py should never send: too long for one atomic batch (the numbering is base.py's)."""
     if len(batch) > MAX_ATOMIC_BATCH:
         raise ValueError(f"run {run_id!r}: at most {MAX_ATOMIC_BATCH} records per append, got {len(batch)}")
-    for index, stored in enumerate(batch):
-        if stored.seq != first + index:
-            raise ValueError(f"run {run_id!r}: expected seq {first + index}, got {stored.seq}")
 
 
 def record_targets(layout: Layout, run_id: str, batch: Sequence[StoredRecord]) -> list[Target]:
@@ -74,7 +71,9 @@ class JetStreamJournal(Journal):
 
     There is nothing to lock or roll back: a write either lands whole (one
     message, or one atomic batch) or not at all, so ``poisoned`` is never set.
-    ``_mutex`` keeps one append or refresh at a time on the handle.
+    ``_mutex`` keeps one append or refresh at a time on the handle. The
+    checks before a write or a read (closed handle, numbering, the
+    ``stored_line`` range) are ``Journal``'s; this class fills its hooks.
     """
 
     def __init__(
@@ -102,17 +101,10 @@ class JetStreamJournal(Journal):
     def last_seq(self) -> int:
         return self._last_seq
 
-    @property
-    def poisoned(self) -> bool:
-        return False
-
-    async def append(self, records: Sequence[StoredRecord]) -> None:
-        batch = list(records)
-        if not batch:
-            return
+    async def _store(self, batch: list[StoredRecord]) -> None:
+        check_batch_size(self.run_id, batch)
         async with self._mutex:
-            self._check_open()
-            check_seqs(self.run_id, batch, self._last_seq + 1)
+            self._check_append(batch)  # again: the handle may have closed or advanced while we waited
             await self._write(batch)
 
     async def refresh(self) -> list[StoredRecord]:
@@ -128,7 +120,7 @@ class JetStreamJournal(Journal):
         (``StreamReader.last``); refresh stays one lookup.
         """
         async with self._mutex:
-            self._check_open()
+            self._check_usable()
             found: list[tuple[StoredRecord, StoredMessage]] = []
             after = self._tail.stream_seq
             while (following := await self._reader.next_after(self.run_id, after)) is not None:
@@ -155,10 +147,7 @@ class JetStreamJournal(Journal):
                 found.append((self._reader.decode(self.run_id, at, later), later))
             window = min(window * 4, REFRESH_WINDOW_MAX)
 
-    async def stored_line(self, seq: int) -> StoredRecord:
-        self._check_open()
-        if not 1 <= seq <= self._last_seq:
-            raise ValueError(f"run {self.run_id!r}: seq {seq} is outside 1..{self._last_seq}")
+    async def _read_line(self, seq: int) -> StoredRecord:
         (message,) = await self._reader.read(self.run_id, [self._subject(seq)])
         if message is None:
             raise CorruptJournalError(self.run_id, f"seq {seq} is no longer in the stream", seq=seq)
@@ -245,11 +234,5 @@ class JetStreamJournal(Journal):
         self._last_seq = seq
         self._tail = Tail(self._subject(seq), stream_seq)
 
-    # ------------------------------------------------------------ checks
-
     def _subject(self, seq: int) -> str:
         return self._layout.subject(self.run_id, seq)
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise StorageUnavailableError(self.run_id, "the journal was closed; open the run again")

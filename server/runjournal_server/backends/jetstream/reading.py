@@ -1,4 +1,4 @@
-"""Reading runs from the stream: loads, bounded stream windows, the ends and tail, the stray-subject check.
+"""Reading runs from the stream: loads, bounded stream windows, the backward walk, the stray-subject check.
 
 Every read goes to the stream leader (``api.JetStreamApi.get_last``), so a
 write that was acknowledged is always seen; a failure to read is
@@ -12,8 +12,7 @@ import contextlib
 from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Any
 
-from runjournal_server import records
-from runjournal_server.backends.base import RunEnds
+from runjournal_server.backends.base import BackwardWalk, decode_at
 from runjournal_server.backends.jetstream.api import (
     ApiError,
     JetStreamApi,
@@ -24,7 +23,7 @@ from runjournal_server.backends.jetstream.api import (
 from runjournal_server.backends.jetstream.layout import Layout, not_a_record, subject_problem
 from runjournal_server.errors import CorruptJournalError, RunNotFoundError, StorageUnavailableError
 from runjournal_server.ids import validate_run_id
-from runjournal_server.records import RecordDecodeError, StoredRecord
+from runjournal_server.records import StoredRecord
 
 WALK_BACK_WINDOW = 8
 """``ends`` and ``tail`` read this many records at a time backward from the end."""
@@ -54,19 +53,6 @@ class StreamReader:
         last_seq, last = await self.last(run_id)
         earlier = await self.records(run_id, range(1, last_seq))
         return [*earlier, self.decode(run_id, last_seq, last)], last
-
-    async def ends(self, run_id: str, is_inert: Callable[[StoredRecord], bool]) -> RunEnds:
-        """The meta and the last significant record, read from the end of the run (``backward``)."""
-        last_seq: int | None = None
-        async with contextlib.aclosing(self.backward(run_id)) as backward:
-            async for stored in backward:
-                last_seq = last_seq or stored.seq
-                if stored.seq == 1:
-                    return RunEnds(meta=stored, last_significant=stored, last_seq=last_seq)
-                if not is_inert(stored):
-                    (meta,) = await self.records(run_id, [1])
-                    return RunEnds(meta=meta, last_significant=stored, last_seq=last_seq)
-        raise AssertionError("the backward walk always reaches the meta")
 
     async def meta(self, run_id: str) -> StoredRecord:
         """The record on the run's meta subject alone."""
@@ -104,16 +90,21 @@ class StreamReader:
             seq += window
             window = next_window(window, held)
 
-    async def tail(self, run_id: str, is_start: Callable[[StoredRecord], bool]) -> list[StoredRecord]:
-        """The records from the last one for which ``is_start`` holds (or the meta) to the end."""
-        found: list[StoredRecord] = []
+    async def walk_back(self, run_id: str, walk: BackwardWalk) -> StoredRecord:
+        """Feed ``walk`` the run's records from the last back (``backward``) until it is done; the run's meta.
+
+        The walk of ``ends`` and ``tail`` is ``base.py``'s; this reads for it,
+        and reads the meta alone when the walk stops above it.
+        """
+        walk.restart()
         async with contextlib.aclosing(self.backward(run_id)) as backward:
             async for stored in backward:
-                found.append(stored)
-                if stored.seq == 1 or is_start(stored):
+                if walk.take(stored):
                     break
-        found.reverse()
-        return found
+        if stored.seq == 1:
+            return stored
+        (meta,) = await self.records(run_id, [1])
+        return meta
 
     async def run_ids(self) -> list[str]:
         """Every run with a meta: the stream's subjects matching ``<prefix>.*.meta``, page by page."""
@@ -224,10 +215,4 @@ class StreamReader:
     @staticmethod
     def decode(run_id: str, seq: int, message: StoredMessage) -> StoredRecord:
         """The record on seq's subject; any damage is corruption (a message is never torn)."""
-        try:
-            stored = records.decode(message.data)
-        except RecordDecodeError as err:
-            raise CorruptJournalError(run_id, err.detail, seq=seq) from err
-        if stored.seq != seq:
-            raise CorruptJournalError(run_id, f"the record on {message.subject!r} holds seq {stored.seq}", seq=seq)
-        return stored
+        return decode_at(run_id, seq, message.data, holder=f"the record on {message.subject!r}", at_seq=seq)
