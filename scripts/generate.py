@@ -29,8 +29,13 @@ CLIENT_DIR = OUT_DIR / "runjournal"
 PACKAGE_DIR = CLIENT_DIR / "v1"
 INIT_TEXT = '"""Generated from proto/runjournal/v1 by scripts/generate.py. Do not edit."""\n'
 
-UNASYNC = {"aio.py": "client.py", "_run_aio.py": "_run_sync.py"}
-"""Asyncio source -> generated sync module, both in client/python/runjournal."""
+UNASYNC = {
+    "_client_aio.py": "_client_sync.py",
+    "_tasks_aio.py": "_tasks_sync.py",
+    "aio.py": "client.py",
+    "_run_aio.py": "_run_sync.py",
+}
+"""Asyncio source -> generated sync module, both in client/python/runjournal (a private one is ``_*_sync.py``)."""
 
 UNASYNC_RULES: tuple[tuple[str, str], ...] = (
     # articles, before the names they stand with
@@ -41,6 +46,7 @@ UNASYNC_RULES: tuple[tuple[str, str], ...] = (
     # names
     (r"\bgrpc\.aio\.", "grpc."),
     (r"\brunjournal\.aio\b", "runjournal.client"),
+    (r"\brunjournal\._(\w+)_aio\b", r"runjournal._\1_sync"),
     (r"\b_AsyncClient\b", "_SyncClient"),
     (r"\bAsyncJournalClient\b", "JournalClient"),
     (r"\bAsyncTaskClient\b", "TaskClient"),
@@ -115,18 +121,24 @@ def ruff(target: Path, text: str, *args: str) -> str:
     return done.stdout
 
 
-def generate_sync() -> None:
-    """Writes every sync module of ``UNASYNC`` from its asyncio source."""
+def sync_modules() -> dict[Path, str]:
+    """Every sync module of ``UNASYNC``, by path, as generated from its asyncio source."""
     used: set[int] = set()
+    modules = {}
     for source, target in UNASYNC.items():
         text = unasync_text(source, (CLIENT_DIR / source).read_text(), used)
         path = CLIENT_DIR / target
         text = ruff(path, text, "check", "--fix", "--quiet", "--select", "I001,F401")
-        text = ruff(path, text, "format", "--quiet")
-        path.write_text(text)
+        modules[path] = ruff(path, text, "format", "--quiet")
     unused = [pattern for index, (pattern, _) in enumerate(UNASYNC_RULES) if index not in used]
     if unused:
         raise SystemExit(f"unasync rules that match nothing (remove them): {unused}")
+    return modules
+
+
+def generate_sync() -> None:
+    for path, text in sync_modules().items():
+        path.write_text(text)
 
 
 def generate_protos() -> int:

@@ -13,128 +13,21 @@ the two can share one channel (``AsyncJournalClient.tasks``).
 from __future__ import annotations
 
 import asyncio  # unasync: import time
-import random
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any
 
 import grpc
 import grpc.aio  # unasync: drop
 
 from runjournal import _common
 from runjournal._builders import DecisionLike
-from runjournal._common import (
-    DEFAULT_TIMEOUT_SECONDS,
-    UNSET,
-    FailureLike,
-    OutOfBandRequest,
-    RunStatusLike,
-    TaskStateLike,
-)
-from runjournal._retry import Attempts, RetryPolicy
-from runjournal.errors import AlreadyCompletedError, RunJournalError
-from runjournal.v1 import (
-    journal_service_pb2,
-    journal_service_pb2_grpc,
-    records_pb2,
-    state_pb2,
-    task_service_pb2,
-    task_service_pb2_grpc,
-)
+from runjournal._client_aio import _AsyncClient
+from runjournal._common import OutOfBandRequest, RunStatusLike
+from runjournal._tasks_aio import AsyncTaskClient
+from runjournal.errors import RunJournalError
+from runjournal.v1 import journal_service_pb2, journal_service_pb2_grpc, records_pb2, state_pb2
 
-_Response = TypeVar("_Response")
-_Client = TypeVar("_Client", bound="_AsyncClient")
-
-
-class _AsyncClient:
-    """What the asyncio clients share: the channel, the call settings and the retrying call."""
-
-    def __init__(
-        self,
-        address: str,
-        *,
-        credentials: grpc.ChannelCredentials | None = None,
-        timeout: float = DEFAULT_TIMEOUT_SECONDS,
-        retry: RetryPolicy | None = None,
-        metadata: Sequence[tuple[str, str]] = (),
-        options: Sequence[tuple[str, Any]] = (),
-    ) -> None:
-        channel_options = _common.channel_options(options)
-        if credentials is None:
-            channel = grpc.aio.insecure_channel(address, options=channel_options)
-        else:
-            channel = grpc.aio.secure_channel(address, credentials, options=channel_options)
-        self._setup(channel, address, timeout, retry, tuple(metadata), owns_channel=True)
-
-    def _setup(
-        self,
-        channel: grpc.aio.Channel,
-        address: str,
-        timeout: float,
-        retry: RetryPolicy | None,
-        metadata: tuple[tuple[str, str], ...],
-        *,
-        owns_channel: bool,
-    ) -> None:
-        self._channel = channel
-        self._owns_channel = owns_channel
-        self.address = address
-        self.timeout = timeout
-        self.retry = retry if retry is not None else RetryPolicy()
-        self._metadata = metadata
-        self._rng = random.Random()
-        self._bind(channel)
-
-    def _bind(self, channel: grpc.aio.Channel) -> None:
-        """Creates the service's stub on the channel."""
-        raise NotImplementedError
-
-    def _sharing(self, cls: type[_Client]) -> _Client:
-        """A client of another service on this client's channel, with this client's current settings."""
-        other = cls.__new__(cls)
-        other._setup(self._channel, self.address, self.timeout, self.retry, self._metadata, owns_channel=False)
-        return other
-
-    # --- lifecycle ------------------------------------------------------------
-
-    async def close(self) -> None:
-        """Closes the channel (calls in flight are cancelled); does nothing on a borrowed channel."""
-        if self._owns_channel:
-            await self._channel.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
-
-    # --- plumbing -------------------------------------------------------------
-
-    def _deadline(self, timeout: float | None) -> float:
-        return self.timeout if timeout is None else timeout
-
-    def _attempts(self) -> Attempts:
-        return Attempts(self.retry, self._rng)
-
-    async def _call(
-        self,
-        method: Callable[..., Awaitable[_Response]],
-        request: Any,
-        timeout: float | None,
-        attempts: Attempts | None = None,
-    ) -> _Response:
-        attempts = attempts if attempts is not None else self._attempts()
-        while True:
-            try:
-                return await method(request, timeout=self._deadline(timeout), metadata=self._metadata)
-            except grpc.RpcError as err:
-                delay = attempts.delay_after(err)
-            await asyncio.sleep(delay)
+__all__ = ["AsyncJournalClient", "AsyncTaskClient"]
 
 
 class AsyncJournalClient(_AsyncClient):
@@ -382,102 +275,3 @@ class AsyncJournalClient(_AsyncClient):
             return None
         finally:
             await records.aclose()
-
-
-class AsyncTaskClient(_AsyncClient):
-    """An asyncio client of ``runjournal.v1.TaskService``: what was asked of an agent and what came back.
-
-    Arguments as for ``AsyncJournalClient``; or use ``journal_client.tasks`` to
-    share that client's channel. Submitting is idempotent by task id and the
-    first completion wins, so transport failures are retried with the same
-    request as for every other call.
-    """
-
-    def _bind(self, channel: grpc.aio.Channel) -> None:
-        self._stub = task_service_pb2_grpc.TaskServiceStub(channel)
-
-    async def submit(
-        self,
-        task_id: str,
-        request: Any = UNSET,
-        labels: Mapping[str, str] | None = None,
-        *,
-        request_json: str | None = None,
-        timeout: float | None = None,
-    ) -> tuple[task_service_pb2.Task, bool]:
-        """Submits a task; the stored task, and True when this call stored it.
-
-        ``request`` is any JSON-serialisable value, sent as canonical JSON; or
-        pass JSON text as ``request_json``. The same request (and labels) again
-        is accepted with ``created`` False; a different one under the same id
-        is ``TaskConflictError``. After a transport retry ``created`` is False
-        even when it was the lost first attempt that stored the task.
-        """
-        message = _common.submit_task_request(task_id, request, request_json, labels)
-        response = await self._call(self._stub.SubmitTask, message, timeout)
-        return response.task, response.created
-
-    async def complete(
-        self,
-        task_id: str,
-        result: Any = UNSET,
-        *,
-        result_json: str | None = None,
-        failure: FailureLike | None = None,
-        timeout: float | None = None,
-    ) -> task_service_pb2.Task:
-        """Records the task's outcome; the task with the stored outcome.
-
-        Give exactly one of ``result`` (any JSON value, sent as canonical
-        JSON), ``result_json`` (JSON text) and ``failure`` (``(code, message)``).
-        The first completion wins: a later one raises ``AlreadyCompletedError``
-        whose ``stored_task`` holds the winner. When a transport failure hid
-        the reply of an attempt that landed, the resent request finds our very
-        outcome stored and returns the stored task instead.
-        """
-        request = _common.complete_task_request(task_id, result, result_json, failure)
-        attempts = self._attempts()
-        try:
-            response = await self._call(self._stub.CompleteTask, request, timeout, attempts)
-        except AlreadyCompletedError as err:
-            stored = _common.own_completion(err, request) if attempts.made > 1 else None
-            if stored is None:
-                raise
-            return stored
-        return response.task
-
-    async def get(self, task_id: str, *, timeout: float | None = None) -> task_service_pb2.Task:
-        """The task, with its outcome once completed."""
-        response = await self._call(self._stub.GetTask, _common.get_task_request(task_id), timeout)
-        return response.task
-
-    async def list(
-        self,
-        page_size: int = 0,
-        page_token: str = "",
-        state: TaskStateLike = 0,
-        labels: Mapping[str, str] | None = None,
-        *,
-        timeout: float | None = None,
-    ) -> task_service_pb2.ListTasksResponse:
-        """One page of tasks, newest first; ``state`` e.g. "submitted", "succeeded" or "failed"."""
-        request = _common.list_tasks_request(page_size, page_token, state, labels)
-        return await self._call(self._stub.ListTasks, request, timeout)
-
-    async def iter(
-        self,
-        page_size: int = 0,
-        state: TaskStateLike = 0,
-        labels: Mapping[str, str] | None = None,
-        *,
-        timeout: float | None = None,
-    ) -> AsyncIterator[task_service_pb2.Task]:
-        """Every task matching the filters, across all pages (one call per page)."""
-        token = ""
-        while True:
-            page = await self.list(page_size, token, state, labels, timeout=timeout)
-            for task in page.tasks:  # unasync: yield from page.tasks
-                yield task  # unasync: drop
-            token = page.next_page_token
-            if not token:
-                return
