@@ -77,7 +77,4 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    # Run as a module, this is the ``runjournal`` command, the people's commands included.
-    from runjournal.cli import main as runjournal_main
-
-    raise SystemExit(runjournal_main())
+    raise SystemExit(main())

@@ -213,7 +213,7 @@ async def test_eight_concurrent_completions_have_one_winner_and_every_loser_sees
 
 def runjournal_cli(*args: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "runjournal_server.cli", *args],
+        [sys.executable, "-m", "runjournal", *args],
         capture_output=True,
         text=True,
         timeout=60,
