@@ -34,8 +34,7 @@ from runjournal.v1.records_pb2 import (
     StopReason,
     TextBlock,
 )
-from runjournal_server.backends import file as file_module
-from runjournal_server.backends.file import CHUNK_BYTES, FileBackend
+from runjournal_server.backends.file import CHUNK_BYTES, FileBackend, FileJournal
 from runjournal_server.errors import (
     CorruptJournalError,
     InvalidArgumentError,
@@ -46,6 +45,7 @@ from runjournal_server.errors import (
     StorageUnavailableError,
 )
 from runjournal_server.records import StoredRecord, encode
+from tests.file_backend_os import patch_os
 
 RUN = "r1"
 
@@ -136,10 +136,10 @@ def fails(code: int, real: Callable[..., Any], times: int = 1_000_000) -> Callab
 
 
 def faults(monkeypatch: pytest.MonkeyPatch, **replacements: Callable[..., Any]) -> None:
-    monkeypatch.setattr(file_module, "os", FaultyOs(**replacements))
+    patch_os(monkeypatch, FaultyOs(**replacements))
 
 
-async def created(backend: FileBackend, *stored: StoredRecord) -> file_module.FileJournal:
+async def created(backend: FileBackend, *stored: StoredRecord) -> FileJournal:
     journal = await backend.create_journal(RUN, stored[0])
     if len(stored) > 1:
         await journal.append(stored[1:])
@@ -379,7 +379,7 @@ async def test_two_concurrent_creations_in_one_process_have_one_winner(
 ) -> None:
     rivals = [meta(model="a"), meta(model="b")]
     results = await asyncio.gather(*(file_backend.create_journal(RUN, m) for m in rivals), return_exceptions=True)
-    winners = [index for index, result in enumerate(results) if isinstance(result, file_module.FileJournal)]
+    winners = [index for index, result in enumerate(results) if isinstance(result, FileJournal)]
     assert len(winners) == 1, results
     loser = results[1 - winners[0]]
     # The winner still holds the lock, so the loser is told the run is locked.
@@ -387,7 +387,7 @@ async def test_two_concurrent_creations_in_one_process_have_one_winner(
     assert journal_path(data_dir).read_bytes() == file_bytes(rivals[winners[0]])
 
     winner = results[winners[0]]
-    assert isinstance(winner, file_module.FileJournal)
+    assert isinstance(winner, FileJournal)
     await winner.close()
     with pytest.raises(RunExistsError):
         await file_backend.create_journal(RUN, rivals[1 - winners[0]])

@@ -45,10 +45,11 @@ class FaultyOs:
 
 
 def main() -> int:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root: ``tests`` is importable
     from runjournal_server import cli
-    from runjournal_server.backends import file as file_backend
+    from tests.file_backend_os import replace_os
 
-    file_backend.os = FaultyOs(Path(os.environ[MARKER_ENV]))  # type: ignore[assignment]
+    replace_os(FaultyOs(Path(os.environ[MARKER_ENV])))
     return cli.main(sys.argv[1:])
 
 

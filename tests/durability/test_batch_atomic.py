@@ -56,8 +56,8 @@ CHILD = f"""
 import asyncio, os, sys
 from pathlib import Path
 from runjournal_server import records
-from runjournal_server.backends import file as file_module
 from runjournal_server.backends.file import FileBackend
+from tests.file_backend_os import replace_os
 from tests.unit import builders as b
 
 class PiecewiseOs:
@@ -79,7 +79,7 @@ async def main() -> None:
     ]
     backend = FileBackend(Path(data_dir))
     await backend.start()
-    file_module.os = PiecewiseOs()
+    replace_os(PiecewiseOs())
     journal = await backend.create_journal(run_id, encoded[0], encoded[1:{BATCH}])
     print("acked", journal.last_seq, flush=True)
     for start in range({BATCH}, len(encoded), {BATCH}):
@@ -187,6 +187,7 @@ PROGRESS_ENV = "RUNJOURNAL_TEST_PROGRESS_FIFO"
 
 LAUNCHER = f"""
 import os, sys
+sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})  # the repository root: ``tests`` is importable
 
 class PiecewiseOs:
     '''``os`` as the file backend sees it; a large write goes to the kernel 1 MiB at a time, each piece reported.'''
@@ -202,8 +203,8 @@ class PiecewiseOs:
 
 def main():
     from runjournal_server import cli
-    from runjournal_server.backends import file as file_backend
-    file_backend.os = PiecewiseOs(os.open(os.environ["{PROGRESS_ENV}"], os.O_WRONLY))
+    from tests.file_backend_os import replace_os
+    replace_os(PiecewiseOs(os.open(os.environ["{PROGRESS_ENV}"], os.O_WRONLY)))
     return cli.main(sys.argv[1:])
 
 raise SystemExit(main())

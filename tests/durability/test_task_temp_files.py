@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from runjournal_server.backends import file_tasks
 from runjournal_server.backends.file import FileBackend
+from runjournal_server.backends.file import tasks as file_tasks
 from runjournal_server.errors import StorageFullError, StorageUnavailableError
 
 CHILD = """
@@ -56,7 +56,7 @@ def test_a_task_write_past_a_real_file_size_limit_leaves_no_temp_file(tmp_path: 
 
 
 class FailingOs:
-    """``os`` as ``file_tasks`` sees it, with ``fsync`` of files (not directories) failing."""
+    """``os`` as the file backend's ``tasks`` module sees it, with ``fsync`` of files (not directories) failing."""
 
     def __init__(self, code: int) -> None:
         self._code = code

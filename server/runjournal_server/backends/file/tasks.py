@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from runjournal_server.backends.base import TaskStore
-from runjournal_server.backends.file import _os_errors, _write_all
+from runjournal_server.backends.file.files import _os_errors, _write_all
 from runjournal_server.ids import is_valid_run_id
 
 TASKS_DIR = "tasks"

@@ -1,0 +1,36 @@
+"""The file backend: one ``<run>.jsonl`` journal and one ``<run>.lock`` per run, in one directory.
+
+A module per idea:
+
+* ``backend.py``: ``FileBackend``, the directory of runs: the writer lock,
+  create, open (torn-tail repair), the lock-free reads, the executor plumbing;
+* ``journal.py``: ``FileJournal``, an open journal: appends, rollback, poisoning;
+* ``intent.py``: the batch intent, the rule that makes a batch of several
+  lines all-or-nothing across a crash;
+* ``reading.py``: the scan, the backward walk (ends, tail), the meta and the
+  stream cursor; torn tails and damage;
+* ``lines.py``: reading lines from either end a chunk at a time;
+* ``files.py``: opening (never following links), writing and reading files,
+  and ``OSError`` translation;
+* ``tasks.py``: ``FileTaskStore``, the task documents beside the journals.
+
+See docs/file-backend.md for the whole story; the contract is in ``base.py``.
+"""
+
+from __future__ import annotations
+
+from runjournal_server.backends.file.backend import FileBackend
+from runjournal_server.backends.file.files import JOURNAL_SUFFIX, LOCK_SUFFIX
+from runjournal_server.backends.file.intent import INTENT_BYTES
+from runjournal_server.backends.file.journal import FileJournal
+from runjournal_server.backends.file.lines import CHUNK_BYTES, STREAM_CHUNK_BYTES
+
+__all__ = [
+    "CHUNK_BYTES",
+    "INTENT_BYTES",
+    "JOURNAL_SUFFIX",
+    "LOCK_SUFFIX",
+    "STREAM_CHUNK_BYTES",
+    "FileBackend",
+    "FileJournal",
+]
