@@ -1,11 +1,10 @@
 """The file backend: one ``<run>.jsonl`` journal and one ``<run>.lock`` per run, in one directory.
 
-fsynced before it is acknowledged. The run's writer lock is an exclusive,
-non-blocking ``flock`` on ``<run>.lock``, held while the journal is open; the
-kernel drops it when the process dies, so a crash leaves no stale lock. The
-lock file is never deleted: every locker must lock the same inode, and
-deleting it would let a third process lock a fresh file while the first still
-holds the old one.
+The run's writer lock is an exclusive, non-blocking ``flock`` on
+``<run>.lock``, held while the journal is open; the kernel drops it when the
+process dies, so a crash leaves no stale lock. The lock file is never deleted:
+every locker must lock the same inode, and deleting it would let a third
+process lock a fresh file while the first still holds the old one.
 """
 
 from __future__ import annotations
@@ -29,30 +28,30 @@ from runjournal_server.backends.base import Backend, BackwardWalk, TaskStore
 from runjournal_server.backends.file.files import (
     JOURNAL_SUFFIX,
     LOCK_SUFFIX,
-    _open_regular,
-    _os_errors,
-    _read_all,
-    _same_file,
-    _write_all,
+    open_regular,
+    os_errors,
+    read_all,
+    same_file,
+    write_all,
 )
 from runjournal_server.backends.file.intent import (
     INTENT_BYTES,
-    _acknowledged_end,
-    _blank,
-    _declare,
-    _held_intent,
-    _Intent,
+    Intent,
+    acknowledged_end,
+    blank,
+    declare,
+    held_intent,
 )
-from runjournal_server.backends.file.journal import FileJournal, _check_lines
-from runjournal_server.backends.file.lines import _fd_reader, _first_line, _ShrunkError
+from runjournal_server.backends.file.journal import FileJournal, check_lines
+from runjournal_server.backends.file.lines import ShrunkError, fd_reader, first_line
 from runjournal_server.backends.file.reading import (
-    _BackwardDamageError,
-    _decode_meta,
-    _read_meta,
-    _Scan,
-    _scan,
-    _StreamCursor,
-    _walk_back,
+    BackwardDamageError,
+    Scan,
+    StreamCursor,
+    decode_meta,
+    read_meta,
+    scan_journal,
+    walk_back,
 )
 from runjournal_server.errors import (
     CorruptJournalError,
@@ -95,7 +94,7 @@ class FileBackend(Backend):
 
     async def _create_exclusive(self, run_id: str, batch: list[StoredRecord]) -> FileJournal:
         """Create the run with its whole creation batch; see ``_create_sync`` for how two creators are kept apart."""
-        _check_lines(run_id, batch)
+        check_lines(run_id, batch)
         journal, _ = await self._run_opening(self._create_sync, run_id, batch)
         return journal
 
@@ -108,10 +107,10 @@ class FileBackend(Backend):
         return await self._run(self._load_sync, run_id)
 
     async def _walk_back(self, run_id: str, walk: BackwardWalk) -> StoredRecord:
-        return await self._run(self._read_sync, run_id, functools.partial(_walk_back, run_id, walk))
+        return await self._run(self._read_sync, run_id, functools.partial(walk_back, run_id, walk))
 
     async def meta(self, run_id: str) -> StoredRecord:
-        return await self._run(self._read_sync, run_id, functools.partial(_read_meta, run_id))
+        return await self._run(self._read_sync, run_id, functools.partial(read_meta, run_id))
 
     async def stream(self, run_id: str, from_seq: int) -> AsyncGenerator[StoredRecord, None]:
         """Read forward a chunk at a time (``STREAM_CHUNK_BYTES`` plus at most one line held).
@@ -172,7 +171,7 @@ class FileBackend(Backend):
         journal, _ = future.result()
         asyncio.get_running_loop().run_in_executor(self._executor, journal._close_sync)
 
-    async def _run_cursor(self, run_id: str, from_seq: int) -> _StreamCursor:
+    async def _run_cursor(self, run_id: str, from_seq: int) -> StreamCursor:
         """Open a stream's descriptor so that a cancelled caller cannot leak it (as ``_run_opening``)."""
         loop = asyncio.get_running_loop()
         future = loop.run_in_executor(self._executor, functools.partial(self._cursor_sync, run_id, from_seq))
@@ -188,7 +187,7 @@ class FileBackend(Backend):
         with self._journals_mutex:
             self._journals.discard(journal)
 
-    def _adopt(self, run_id: str, fd: int, lock_fd: int, scan: _Scan, *, lock_name_durable: bool) -> FileJournal:
+    def _adopt(self, run_id: str, fd: int, lock_fd: int, scan: Scan, *, lock_name_durable: bool) -> FileJournal:
         journal = FileJournal(self, run_id, fd, lock_fd, scan, lock_name_durable=lock_name_durable)
         with self._journals_mutex:
             self._journals.add(journal)
@@ -203,7 +202,7 @@ class FileBackend(Backend):
 
     def _lock(self, run_id: str) -> int:
         """Take the run's writer lock at once or raise ``RunLockedError``; returns the lock's fd."""
-        fd = _open_regular(run_id, self._lock_path(run_id), os.O_RDWR | os.O_CREAT)
+        fd = open_regular(run_id, self._lock_path(run_id), os.O_RDWR | os.O_CREAT)
         try:
             portalocker.lock(fd, portalocker.LOCK_EX | portalocker.LOCK_NB)
         except portalocker.AlreadyLocked as err:
@@ -214,20 +213,20 @@ class FileBackend(Backend):
             raise StorageUnavailableError(run_id, f"locking {self._lock_path(run_id)}: {err}") from err
         return fd
 
-    def _peek_intent(self, run_id: str) -> _Intent | None:
+    def _peek_intent(self, run_id: str) -> Intent | None:
         """The run's batch intent, read without the lock (a lock file that is not there holds none)."""
         try:
-            fd = _open_regular(run_id, self._lock_path(run_id), os.O_RDONLY)
+            fd = open_regular(run_id, self._lock_path(run_id), os.O_RDONLY)
         except FileNotFoundError:
             return None
         try:
-            return _held_intent(fd)
+            return held_intent(fd)
         finally:
             os.close(fd)
 
     def _open_for_reading(self, run_id: str) -> int:
         try:
-            return _open_regular(run_id, self._journal_path(run_id), os.O_RDONLY)
+            return open_regular(run_id, self._journal_path(run_id), os.O_RDONLY)
         except FileNotFoundError:
             raise RunNotFoundError(run_id) from None
 
@@ -264,14 +263,14 @@ class FileBackend(Backend):
         free, a journal with a complete record gives ``RunExistsError``.
         """
         assert creation
-        with contextlib.ExitStack() as cleanup, _os_errors(run_id, "creating the journal"):
+        with contextlib.ExitStack() as cleanup, os_errors(run_id, "creating the journal"):
             lock_fd = self._lock(run_id)
             cleanup.callback(os.close, lock_fd)
             path = self._journal_path(run_id)
-            fd = _open_regular(run_id, path, os.O_RDWR | os.O_CREAT)
+            fd = open_regular(run_id, path, os.O_RDWR | os.O_CREAT)
             cleanup.callback(os.close, fd)
-            leftover = _held_intent(lock_fd)
-            if _scan(run_id, _read_all(fd), intent=leftover).records:
+            leftover = held_intent(lock_fd)
+            if scan_journal(run_id, read_all(fd), intent=leftover).records:
                 raise RunExistsError(run_id)
             self._write_creation(path, fd, lock_fd, creation, leftover)
             cleanup.pop_all()
@@ -282,45 +281,45 @@ class FileBackend(Backend):
             end += len(stored.line) + 1
         # The creation synced the directory after the lock file was made: its name is durable.
         journal = self._adopt(
-            run_id, fd, lock_fd, _Scan(creation, starts, good_end=end, size=end), lock_name_durable=True
+            run_id, fd, lock_fd, Scan(creation, starts, good_end=end, size=end), lock_name_durable=True
         )
         return journal, creation
 
     def _write_creation(
-        self, path: Path, fd: int, lock_fd: int, creation: list[StoredRecord], leftover: _Intent | None
+        self, path: Path, fd: int, lock_fd: int, creation: list[StoredRecord], leftover: Intent | None
     ) -> None:
         """Replace any leftover with the creation batch, durably, name included; several lines go under an intent."""
         data = b"".join(stored.line + b"\n" for stored in creation)
-        intent = _Intent(1, len(creation), 0, len(data)) if len(creation) > 1 else None
+        intent = Intent(1, len(creation), 0, len(data)) if len(creation) > 1 else None
         try:
             if intent is not None:
-                _declare(lock_fd, intent)
+                declare(lock_fd, intent)
                 self._fsync_dir()  # the lock file may be new: its name must outlive a power cut like the intent
             elif leftover is not None:
                 # A crashed creation batch's intent would otherwise claim this meta as part of it.
-                _blank(lock_fd, durable=True)
+                blank(lock_fd, durable=True)
             os.ftruncate(fd, 0)
-            _write_all(fd, data, 0)
+            write_all(fd, data, 0)
             os.fsync(fd)
             self._fsync_dir()
-            if not _same_file(fd, path):
+            if not same_file(fd, path):
                 raise OSError(errno.ESTALE, f"{path} was replaced or removed while the run was being created")
         except OSError:
             # Unlink rather than leave a meta nobody acknowledged: a retry of
             # the same creation would take it for its own and report success
             # for a line that may never reach the disk.
             with contextlib.suppress(OSError):
-                if _same_file(fd, path):
+                if same_file(fd, path):
                     os.unlink(path)
             raise
         if intent is not None:
             with contextlib.suppress(OSError):
-                _blank(lock_fd, durable=False)
+                blank(lock_fd, durable=False)
 
     def _open_sync(
         self, run_id: str, _: list[StoredRecord] | None, *, known: Sequence[StoredRecord] = ()
     ) -> tuple[FileJournal, list[StoredRecord]]:
-        with contextlib.ExitStack() as cleanup, _os_errors(run_id, "opening the journal"):
+        with contextlib.ExitStack() as cleanup, os_errors(run_id, "opening the journal"):
             if not os.path.lexists(self._journal_path(run_id)):
                 # Refuse before the lock file is created: an append to a run that does
                 # not exist must leave no trace (else any client could fill the directory).
@@ -328,12 +327,12 @@ class FileBackend(Backend):
             lock_fd = self._lock(run_id)
             cleanup.callback(os.close, lock_fd)
             try:
-                fd = _open_regular(run_id, self._journal_path(run_id), os.O_RDWR)
+                fd = open_regular(run_id, self._journal_path(run_id), os.O_RDWR)
             except FileNotFoundError:
                 raise RunNotFoundError(run_id) from None
             cleanup.callback(os.close, fd)
-            intent = _held_intent(lock_fd)
-            scan = _scan(run_id, _read_all(fd), known, intent)
+            intent = held_intent(lock_fd)
+            scan = scan_journal(run_id, read_all(fd), known, intent)
             if not scan.records:
                 raise RunNotFoundError(run_id)
             if scan.good_end < scan.size:
@@ -343,29 +342,29 @@ class FileBackend(Backend):
                 os.fsync(fd)
             if intent is not None:
                 # Durably, and only after the cut is: single appends at the batch's seqs come next.
-                _blank(lock_fd, durable=True)
+                blank(lock_fd, durable=True)
             # A lock file that ever held an intent had its name synced then (see FileJournal).
             lock_name_durable = os.fstat(lock_fd).st_size >= INTENT_BYTES
             cleanup.pop_all()
         return self._adopt(run_id, fd, lock_fd, scan, lock_name_durable=lock_name_durable), scan.records
 
     def _load_sync(self, run_id: str) -> list[StoredRecord]:
-        with _os_errors(run_id, "reading the journal"):
+        with os_errors(run_id, "reading the journal"):
             fd = self._open_for_reading(run_id)
             try:
-                data = _read_all(fd)
+                data = read_all(fd)
             finally:
                 os.close(fd)
             # The intent after the data: an intent that is gone by now was blanked after its batch was whole.
             intent = self._peek_intent(run_id)
-        found = _scan(run_id, data, intent=intent).records
+        found = scan_journal(run_id, data, intent=intent).records
         if not found:
             raise RunNotFoundError(run_id)
         return found
 
-    def _read_sync(self, run_id: str, reader: Callable[[int, int, _Intent | None], T]) -> T:
+    def _read_sync(self, run_id: str, reader: Callable[[int, int, Intent | None], T]) -> T:
         """Run a lock-free reader (ends, tail, meta) on a descriptor of the journal, starting over if it shrinks."""
-        with _os_errors(run_id, "reading the journal"):
+        with os_errors(run_id, "reading the journal"):
             fd = self._open_for_reading(run_id)
             try:
                 for _ in range(_READ_ATTEMPTS):
@@ -373,29 +372,29 @@ class FileBackend(Backend):
                     intent = self._peek_intent(run_id)
                     try:
                         return reader(fd, size, intent)
-                    except _ShrunkError:
+                    except ShrunkError:
                         continue  # a writer cut its tail while we read; what it cut was never acknowledged
-                    except _BackwardDamageError as damage:
+                    except BackwardDamageError as damage:
                         # Damage is rare: pay for a full read to name the line, as load would.
-                        _scan(run_id, _read_all(fd), intent=intent)
+                        scan_journal(run_id, read_all(fd), intent=intent)
                         raise CorruptJournalError(run_id, damage.problem, seq=damage.seq) from damage
                 raise StorageUnavailableError(run_id, "the journal kept shrinking while it was read")
             finally:
                 os.close(fd)
 
-    def _cursor_sync(self, run_id: str, from_seq: int) -> _StreamCursor:
+    def _cursor_sync(self, run_id: str, from_seq: int) -> StreamCursor:
         """Check the meta (a run with none is not found) and hand a cursor its own descriptor."""
 
-        def start(fd: int, size: int, intent: _Intent | None) -> _StreamCursor:
-            read = _fd_reader(fd)
-            end, strict = _acknowledged_end(read, size, intent)
-            _decode_meta(run_id, _first_line(read, end), end, torn_allowed=not strict)
-            return _StreamCursor(run_id, os.dup(fd), end, strict, from_seq)
+        def start(fd: int, size: int, intent: Intent | None) -> StreamCursor:
+            read = fd_reader(fd)
+            end, strict = acknowledged_end(read, size, intent)
+            decode_meta(run_id, first_line(read, end), end, torn_allowed=not strict)
+            return StreamCursor(run_id, os.dup(fd), end, strict, from_seq)
 
         return self._read_sync(run_id, start)
 
     def _list_sync(self) -> list[str]:
-        with _os_errors(None, f"listing {self._dir}"), os.scandir(self._dir) as entries:
+        with os_errors(None, f"listing {self._dir}"), os.scandir(self._dir) as entries:
             return [
                 entry.name.removesuffix(JOURNAL_SUFFIX)
                 for entry in entries

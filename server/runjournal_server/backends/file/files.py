@@ -23,7 +23,7 @@ FILE_MODE = 0o644
 _FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
 
-def _storage_error(run_id: str | None, action: str, err: OSError, *, what: str = "run") -> JournalError:
+def storage_error(run_id: str | None, action: str, err: OSError, *, what: str = "run") -> JournalError:
     """Translate an OSError at the backend edge: out of space is STORAGE_FULL, the rest UNAVAILABLE."""
     detail = f"{action}: {err.strerror or err}"
     if err.errno in _FULL_ERRNOS:
@@ -32,14 +32,14 @@ def _storage_error(run_id: str | None, action: str, err: OSError, *, what: str =
 
 
 @contextlib.contextmanager
-def _os_errors(run_id: str | None, action: str, *, what: str = "run") -> Iterator[None]:
+def os_errors(run_id: str | None, action: str, *, what: str = "run") -> Iterator[None]:
     try:
         yield
     except OSError as err:
-        raise _storage_error(run_id, action, err, what=what) from err
+        raise storage_error(run_id, action, err, what=what) from err
 
 
-def _open_regular(run_id: str, path: Path, flags: int) -> int:
+def open_regular(run_id: str, path: Path, flags: int) -> int:
     """Open ``path`` without following a symbolic link there: a link would aim our writes at any file.
 
     A link is CORRUPT_JOURNAL, not STORAGE_UNAVAILABLE: no retry will get past
@@ -57,7 +57,7 @@ def _open_regular(run_id: str, path: Path, flags: int) -> int:
         raise
 
 
-def _write_all(fd: int, data: bytes, offset: int) -> None:
+def write_all(fd: int, data: bytes, offset: int) -> None:
     """Write all of ``data`` at ``offset``, continuing after short writes.
 
     Positional writes keep no file position: after a rollback truncates the
@@ -72,7 +72,7 @@ def _write_all(fd: int, data: bytes, offset: int) -> None:
         done += written
 
 
-def _read_all(fd: int) -> bytes:
+def read_all(fd: int) -> bytes:
     """The whole file, read to its end (it may grow while we read)."""
     parts = []
     offset = 0
@@ -83,7 +83,7 @@ def _read_all(fd: int) -> bytes:
     return b"".join(parts)
 
 
-def _same_file(fd: int, path: Path) -> bool:
+def same_file(fd: int, path: Path) -> bool:
     """True when ``path`` (not followed if a link) names the file open on ``fd``."""
     try:
         held, found = os.fstat(fd), os.stat(path, follow_symlinks=False)

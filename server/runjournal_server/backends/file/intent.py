@@ -1,6 +1,6 @@
 """The batch intent: how a batch of several lines is all-or-nothing in a file, across a crash too.
 
-The batch commit rule. A batch of several lines is one write, and a crash can
+A batch of several lines is one write, and a crash can
 cut it anywhere, leaving whole lines of it that read back as records. So the
 lock file also carries the **batch intent**: before writing a batch of more
 than one line the writer stores ``(first seq, count, start offset, end
@@ -22,8 +22,8 @@ import zlib
 from dataclasses import dataclass
 
 from runjournal_server import records
-from runjournal_server.backends.file.files import _write_all
-from runjournal_server.backends.file.lines import _lines_backward, _lines_forward, _Read
+from runjournal_server.backends.file.files import write_all
+from runjournal_server.backends.file.lines import Read, lines_backward, lines_forward
 from runjournal_server.records import RecordDecodeError
 
 INTENT_BYTES = 128
@@ -33,7 +33,7 @@ _NO_INTENT = b"\0" * INTENT_BYTES
 
 
 @dataclass(frozen=True)
-class _Intent:
+class Intent:
     """A batch of several lines being written: seqs ``first_seq ...`` at journal bytes ``start .. end``."""
 
     first_seq: int
@@ -46,7 +46,7 @@ class _Intent:
         return (body + b" %08x" % zlib.crc32(body)).ljust(INTENT_BYTES, b" ")
 
 
-def _parse_intent(data: bytes) -> _Intent | None:
+def _parse_intent(data: bytes) -> Intent | None:
     """The intent in ``data``, or None: blank, torn or not ours (a torn intent's batch was never written)."""
     fields = data.split()
     if len(fields) != 6 or fields[0] != _INTENT_MAGIC:
@@ -59,27 +59,27 @@ def _parse_intent(data: bytes) -> _Intent | None:
         return None
     if crc != zlib.crc32(body) or first_seq < 1 or count < 2 or not 0 <= start < end:
         return None
-    return _Intent(first_seq, count, start, end)
+    return Intent(first_seq, count, start, end)
 
 
-def _held_intent(lock_fd: int) -> _Intent | None:
+def held_intent(lock_fd: int) -> Intent | None:
     return _parse_intent(os.pread(lock_fd, INTENT_BYTES, 0))
 
 
-def _declare(lock_fd: int, intent: _Intent) -> None:
+def declare(lock_fd: int, intent: Intent) -> None:
     """Store the intent durably before any line of its batch is written."""
-    _write_all(lock_fd, intent.encode(), 0)
+    write_all(lock_fd, intent.encode(), 0)
     os.fsync(lock_fd)
 
 
-def _blank(lock_fd: int, *, durable: bool) -> None:
+def blank(lock_fd: int, *, durable: bool) -> None:
     """Blank the intent; ``durable`` where lines that could be taken for its batch come next."""
-    _write_all(lock_fd, _NO_INTENT, 0)
+    write_all(lock_fd, _NO_INTENT, 0)
     if durable:
         os.fsync(lock_fd)
 
 
-def _acknowledged_end(read: _Read, size: int, intent: _Intent | None) -> tuple[int, bool]:
+def acknowledged_end(read: Read, size: int, intent: Intent | None) -> tuple[int, bool]:
     """Where the journal's records end, and whether that end is an incomplete batch's start.
 
     At an incomplete batch's start the line before is fsynced and whole, so
@@ -92,7 +92,7 @@ def _acknowledged_end(read: _Read, size: int, intent: _Intent | None) -> tuple[i
     return intent.start, True
 
 
-def _names_this_journal(read: _Read, intent: _Intent) -> bool:
+def _names_this_journal(read: Read, intent: Intent) -> bool:
     """True when the intent's batch starts at a line boundary right after seq ``first_seq - 1``.
 
     Every line before a batch is fsynced before its intent, so a real intent
@@ -100,7 +100,7 @@ def _names_this_journal(read: _Read, intent: _Intent) -> bool:
     """
     if intent.first_seq == 1:
         return intent.start == 0
-    previous = next(_lines_backward(read, intent.start), None)
+    previous = next(lines_backward(read, intent.start), None)
     if previous is None or previous[0] + len(previous[1]) + 1 != intent.start:
         return False
     try:
@@ -109,13 +109,13 @@ def _names_this_journal(read: _Read, intent: _Intent) -> bool:
         return False
 
 
-def _batch_is_whole(read: _Read, size: int, intent: _Intent) -> bool:
+def _batch_is_whole(read: Read, size: int, intent: Intent) -> bool:
     """True when the journal holds all ``count`` lines of the batch, valid, ending exactly at its end."""
     if intent.end > size:
         return False
     expected = intent.first_seq
     reached = intent.start
-    for offset, line in _lines_forward(read, intent.start, intent.end):
+    for offset, line in lines_forward(read, intent.start, intent.end):
         try:
             if records.decode(line).seq != expected:
                 return False

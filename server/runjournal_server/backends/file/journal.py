@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn
 
 from runjournal_server.backends.base import Journal, decode_at
-from runjournal_server.backends.file.files import _os_errors, _storage_error, _write_all
-from runjournal_server.backends.file.intent import _blank, _declare, _Intent
-from runjournal_server.backends.file.reading import _Scan
+from runjournal_server.backends.file.files import os_errors, storage_error, write_all
+from runjournal_server.backends.file.intent import Intent, blank, declare
+from runjournal_server.backends.file.reading import Scan
 from runjournal_server.errors import CorruptJournalError, StorageUnavailableError
 from runjournal_server.records import StoredRecord
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def _check_lines(run_id: str, batch: Sequence[StoredRecord]) -> None:
+def check_lines(run_id: str, batch: Sequence[StoredRecord]) -> None:
     """Refuse a line runs.py should never send: a newline inside it would split it in two in the file."""
     for stored in batch:
         if b"\n" in stored.line:
@@ -46,7 +46,7 @@ class FileJournal(Journal):
     """
 
     def __init__(
-        self, backend: FileBackend, run_id: str, fd: int, lock_fd: int, scan: _Scan, *, lock_name_durable: bool
+        self, backend: FileBackend, run_id: str, fd: int, lock_fd: int, scan: Scan, *, lock_name_durable: bool
     ) -> None:
         self.run_id = run_id
         self._backend = backend
@@ -82,35 +82,35 @@ class FileJournal(Journal):
     def _append_sync(self, batch: list[StoredRecord]) -> None:
         with self._mutex:
             self._check_append(batch)  # again, under the mutex: a cancelled caller's write may have run meanwhile
-            _check_lines(self.run_id, batch)
+            check_lines(self.run_id, batch)
             data = b"".join(stored.line + b"\n" for stored in batch)
             # One line needs no intent: a cut single line is a torn tail already.
-            intent = _Intent(batch[0].seq, len(batch), self._end, self._end + len(data)) if len(batch) > 1 else None
+            intent = Intent(batch[0].seq, len(batch), self._end, self._end + len(data)) if len(batch) > 1 else None
             try:
                 self._prepare_intent(intent)
-                _write_all(self._fd, data, self._end)
+                write_all(self._fd, data, self._end)
                 os.fsync(self._fd)
             except OSError as err:
                 self._roll_back(err, stale_intent=intent is not None or self._intent_stale)
             self._check_still_at_path()
             if intent is not None:
                 with contextlib.suppress(OSError):
-                    _blank(self._lock_fd, durable=False)  # the batch is whole: its intent means nothing now
+                    blank(self._lock_fd, durable=False)  # the batch is whole: its intent means nothing now
             # Advance only now that the lines are durable, so a failed write is
             # re-appended at the same seq instead of being lost.
             for stored in batch:
                 self._starts.append(self._end)
                 self._end += len(stored.line) + 1
 
-    def _prepare_intent(self, intent: _Intent | None) -> None:
+    def _prepare_intent(self, intent: Intent | None) -> None:
         """Declare the batch's intent, or blank a stale one durably, before any line is written."""
         if intent is not None:
             if not self._lock_name_durable:
                 self._backend._fsync_dir()
                 self._lock_name_durable = True
-            _declare(self._lock_fd, intent)
+            declare(self._lock_fd, intent)
         elif self._intent_stale:
-            _blank(self._lock_fd, durable=True)
+            blank(self._lock_fd, durable=True)
         self._intent_stale = False
 
     def _roll_back(self, err: OSError, *, stale_intent: bool) -> NoReturn:
@@ -129,11 +129,11 @@ class FileJournal(Journal):
             os.fsync(self._fd)
         except OSError as undo_err:
             self._poisoned_by = "an earlier write could not be rolled back"
-            raise _storage_error(
+            raise storage_error(
                 self.run_id, f"appending failed ({err.strerror}) and so did rolling back", undo_err
             ) from err
         self._intent_stale = stale_intent
-        raise _storage_error(self.run_id, "appending", err) from err
+        raise storage_error(self.run_id, "appending", err) from err
 
     def _check_still_at_path(self) -> None:
         """Refuse to acknowledge lines written to a file that is no longer the journal at our path.
@@ -163,7 +163,7 @@ class FileJournal(Journal):
             self._check_usable()  # again, under the mutex: the descriptor may have been closed meanwhile
             start = self._starts[seq - 1]
             end = self._starts[seq] if seq < self.last_seq else self._end
-            with _os_errors(self.run_id, f"reading seq {seq}"):
+            with os_errors(self.run_id, f"reading seq {seq}"):
                 data = os.pread(self._fd, end - start, start)
         if not data.endswith(b"\n"):
             raise CorruptJournalError(

@@ -1,8 +1,8 @@
 """Lines of a journal read from either end, a bounded chunk at a time, and the glued-line test.
 
-A reader is ``read(size, offset)``: over a descriptor (``_fd_reader``, which
-raises ``_ShrunkError`` when the file got shorter under a lock-free reader)
-or over bytes in hand (``_bytes_reader``).
+A reader is ``read(size, offset)``: over a descriptor (``fd_reader``, which
+raises ``ShrunkError`` when the file got shorter under a lock-free reader)
+or over bytes in hand (``bytes_reader``).
 """
 
 from __future__ import annotations
@@ -20,26 +20,26 @@ CHUNK_BYTES = 64 * 1024
 STREAM_CHUNK_BYTES = 256 * 1024
 """How much ``stream`` reads per step: what one stream holds, plus at most one line."""
 
-_Read = Callable[[int, int], bytes]
-"""``read(size, offset)``: exactly ``size`` bytes of the journal at ``offset``, or ``_ShrunkError``."""
+Read = Callable[[int, int], bytes]
+"""``read(size, offset)``: exactly ``size`` bytes of the journal at ``offset``, or ``ShrunkError``."""
 
 
-class _ShrunkError(Exception):
+class ShrunkError(Exception):
     """The file got shorter while a lock-free reader read it: a writer rolled back or repaired its tail."""
 
 
 def _pread_exact(fd: int, size: int, offset: int) -> bytes:
     data = os.pread(fd, size, offset)
     if len(data) != size:
-        raise _ShrunkError
+        raise ShrunkError
     return data
 
 
-def _fd_reader(fd: int) -> _Read:
+def fd_reader(fd: int) -> Read:
     return functools.partial(_pread_exact, fd)
 
 
-def _bytes_reader(data: bytes) -> _Read:
+def bytes_reader(data: bytes) -> Read:
     def read(size: int, offset: int) -> bytes:
         return data[offset : offset + size]
 
@@ -50,7 +50,7 @@ _LINE_END = re.compile(rb'"seq":[0-9]+}}')
 """How every stored line ends: ``seq`` is the body's last key (keys are sorted), then the envelope closes."""
 
 
-def _glued(line: bytes) -> bool:
+def glued(line: bytes) -> bool:
     """True when ``line`` starts with a whole stored line and goes on: two lines whose newline was damaged.
 
     A crash mid-append leaves a prefix of one line, and no stored line is a
@@ -67,7 +67,7 @@ def _glued(line: bytes) -> bool:
     return False
 
 
-def _first_line(read: _Read, size: int) -> bytes | None:
+def first_line(read: Read, size: int) -> bytes | None:
     """The first complete line (without its newline), or None when the file has no newline."""
     head = bytearray()
     offset = 0
@@ -81,7 +81,7 @@ def _first_line(read: _Read, size: int) -> bytes | None:
     return None
 
 
-def _lines_backward(read: _Read, size: int) -> Iterator[tuple[int, bytes]]:
+def lines_backward(read: Read, size: int) -> Iterator[tuple[int, bytes]]:
     """Yield ``(start offset, line)`` for each complete line, the last first.
 
     Reads ``CHUNK_BYTES`` at a time from the end and keeps only the part of a
@@ -110,7 +110,7 @@ def _lines_backward(read: _Read, size: int) -> Iterator[tuple[int, bytes]]:
         yield 0, buf[:-1]
 
 
-def _lines_forward(read: _Read, start: int, end: int) -> Iterator[tuple[int, bytes]]:
+def lines_forward(read: Read, start: int, end: int) -> Iterator[tuple[int, bytes]]:
     """Yield ``(start offset, line)`` for each complete line in ``start .. end``, first first.
 
     Holds one ``STREAM_CHUNK_BYTES`` chunk plus the line not yet complete;

@@ -16,23 +16,23 @@ from dataclasses import dataclass
 
 from runjournal_server import records
 from runjournal_server.backends.base import BackwardWalk, check_seq
-from runjournal_server.backends.file.files import _os_errors
-from runjournal_server.backends.file.intent import _acknowledged_end, _Intent
+from runjournal_server.backends.file.files import os_errors
+from runjournal_server.backends.file.intent import Intent, acknowledged_end
 from runjournal_server.backends.file.lines import (
     STREAM_CHUNK_BYTES,
-    _bytes_reader,
-    _fd_reader,
-    _first_line,
-    _glued,
-    _lines_backward,
-    _lines_forward,
+    bytes_reader,
+    fd_reader,
+    first_line,
+    glued,
+    lines_backward,
+    lines_forward,
 )
 from runjournal_server.errors import CorruptJournalError, RunNotFoundError
 from runjournal_server.records import RecordDecodeError, StoredRecord
 
 
 @dataclass
-class _Scan:
+class Scan:
     """A journal read front to back."""
 
     records: list[StoredRecord]
@@ -43,16 +43,16 @@ class _Scan:
     size: int
 
 
-def _scan(run_id: str, data: bytes, known: Sequence[StoredRecord] = (), intent: _Intent | None = None) -> _Scan:
+def scan_journal(run_id: str, data: bytes, known: Sequence[StoredRecord] = (), intent: Intent | None = None) -> Scan:
     """Decode every line of ``data``; a torn final line and an incomplete batch are left out, any other bad line raises.
 
     The piece after the last newline is a torn tail, and so is a final complete
     line that fails to decode: a crash in the middle of an append leaves
     exactly these. A bad line with anything after it is damage, not a torn
     write, and so is a line whose seq is not its line number, and so is a
-    final line that is a whole line glued to the next (see ``_glued``).
+    final line that is a whole line glued to the next (see ``glued``).
     """
-    end, strict = _acknowledged_end(_bytes_reader(data), len(data), intent)
+    end, strict = acknowledged_end(bytes_reader(data), len(data), intent)
     *lines, fragment = (data if end == len(data) else data[:end]).split(b"\n")
     found: list[StoredRecord] = []
     starts: array[int] = array("q")
@@ -66,26 +66,26 @@ def _scan(run_id: str, data: bytes, known: Sequence[StoredRecord] = (), intent: 
         try:
             stored = records.decode(line)
         except RecordDecodeError as err:
-            if number == len(lines) and not fragment and not strict and not _glued(line):
+            if number == len(lines) and not fragment and not strict and not glued(line):
                 break
             raise CorruptJournalError(run_id, err.detail, line=number) from err
         found.append(check_seq(run_id, stored, number, line=number))
         starts.append(offset)
         offset += len(line) + 1
-    return _Scan(found, starts, good_end=offset, size=len(data))
+    return Scan(found, starts, good_end=offset, size=len(data))
 
 
 def _records_backward(
-    run_id: str, fd: int, size: int, intent: _Intent | None
+    run_id: str, fd: int, size: int, intent: Intent | None
 ) -> tuple[StoredRecord, Iterator[StoredRecord]]:
     """The meta from the front, and the records from the last one back to the meta, checked as they come."""
-    read = _fd_reader(fd)
-    size, strict = _acknowledged_end(read, size, intent)
-    meta = _decode_meta(run_id, _first_line(read, size), size, torn_allowed=not strict)
+    read = fd_reader(fd)
+    size, strict = acknowledged_end(read, size, intent)
+    meta = decode_meta(run_id, first_line(read, size), size, torn_allowed=not strict)
 
     def backward() -> Iterator[StoredRecord]:
         expected: int | None = None  # the seq the next line up must hold
-        for start, line in _lines_backward(read, size):
+        for start, line in lines_backward(read, size):
             if start == 0:
                 stored = meta
             else:
@@ -93,11 +93,11 @@ def _records_backward(
                     stored = records.decode(line)
                 except RecordDecodeError as err:
                     final = expected is None and start + len(line) + 1 == size
-                    if final and not strict and not _glued(line):
+                    if final and not strict and not glued(line):
                         continue  # a torn final line: the line before it is the last
-                    raise _BackwardDamageError(err.detail, expected) from err
+                    raise BackwardDamageError(err.detail, expected) from err
             if expected is not None and stored.seq != expected:
-                raise _BackwardDamageError(f"the line holds seq {stored.seq}, expected {expected}", expected)
+                raise BackwardDamageError(f"the line holds seq {stored.seq}, expected {expected}", expected)
             yield stored
             if start == 0:
                 return
@@ -106,7 +106,7 @@ def _records_backward(
     return meta, backward()
 
 
-def _walk_back(run_id: str, walk: BackwardWalk, fd: int, size: int, intent: _Intent | None) -> StoredRecord:
+def walk_back(run_id: str, walk: BackwardWalk, fd: int, size: int, intent: Intent | None) -> StoredRecord:
     """The meta from the front, then the records from the last one back, fed to ``walk`` until it is done."""
     walk.restart()  # the reader may be starting over (the file shrank under the last attempt)
     meta, backward = _records_backward(run_id, fd, size, intent)
@@ -116,16 +116,16 @@ def _walk_back(run_id: str, walk: BackwardWalk, fd: int, size: int, intent: _Int
     return meta
 
 
-def _read_meta(run_id: str, fd: int, size: int, intent: _Intent | None) -> StoredRecord:
+def read_meta(run_id: str, fd: int, size: int, intent: Intent | None) -> StoredRecord:
     """The first line only: a listing orders 10,000 runs by their metas without reading their tails."""
-    read = _fd_reader(fd)
+    read = fd_reader(fd)
     strict = False
     if intent is not None and intent.first_seq == 1:  # only a creation batch can take the meta away
-        size, strict = _acknowledged_end(read, size, intent)
-    return _decode_meta(run_id, _first_line(read, size), size, torn_allowed=not strict)
+        size, strict = acknowledged_end(read, size, intent)
+    return decode_meta(run_id, first_line(read, size), size, torn_allowed=not strict)
 
 
-class _BackwardDamageError(Exception):
+class BackwardDamageError(Exception):
     """Damage seen by the backward scan; ``ends`` locates it by line before reporting it."""
 
     def __init__(self, problem: str, seq: int | None) -> None:
@@ -134,20 +134,20 @@ class _BackwardDamageError(Exception):
         self.seq = seq
 
 
-def _decode_meta(run_id: str, line: bytes | None, size: int, *, torn_allowed: bool = True) -> StoredRecord:
+def decode_meta(run_id: str, line: bytes | None, size: int, *, torn_allowed: bool = True) -> StoredRecord:
     """Decode the first line; a file whose only line is torn counts as absent."""
     if line is None:
         raise RunNotFoundError(run_id)
     try:
         meta = records.decode(line)
     except RecordDecodeError as err:
-        if torn_allowed and len(line) + 1 == size and not _glued(line):
+        if torn_allowed and len(line) + 1 == size and not glued(line):
             raise RunNotFoundError(run_id) from err
         raise CorruptJournalError(run_id, err.detail, line=1) from err
     return check_seq(run_id, meta, 1, line=1)
 
 
-class _StreamCursor:
+class StreamCursor:
     """A lock-free forward read of a journal's records from one seq, a bounded chunk per call.
 
     ``next_records`` runs in the executor; ``close`` may come from the event
@@ -161,7 +161,7 @@ class _StreamCursor:
         self._end = end
         self._strict = strict
         self._from_seq = from_seq
-        self._lines = _lines_forward(self._read, 0, end)
+        self._lines = lines_forward(self._read, 0, end)
         self._number = 0
         self._damage: CorruptJournalError | None = None
         self._mutex = threading.Lock()
@@ -178,7 +178,7 @@ class _StreamCursor:
     def next_records(self) -> list[StoredRecord]:
         """The next records (at least one unless the end is reached): about one chunk's worth."""
         try:
-            with self._mutex, _os_errors(self._run_id, "reading the journal"):
+            with self._mutex, os_errors(self._run_id, "reading the journal"):
                 if self._closed:
                     return []
                 if self._damage is not None:
@@ -212,7 +212,7 @@ class _StreamCursor:
             stored = records.decode(line)
         except RecordDecodeError as err:
             final = offset + len(line) + 1 >= self._end
-            if final and not self._strict and not _glued(line):
+            if final and not self._strict and not glued(line):
                 return None
             raise CorruptJournalError(self._run_id, err.detail, line=self._number) from err
         return check_seq(self._run_id, stored, self._number, line=self._number)

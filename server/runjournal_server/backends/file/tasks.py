@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from runjournal_server.backends.base import TaskStore
-from runjournal_server.backends.file.files import _os_errors, _write_all
+from runjournal_server.backends.file.files import os_errors, write_all
 from runjournal_server.ids import is_valid_run_id
 
 TASKS_DIR = "tasks"
@@ -61,7 +61,7 @@ class FileTaskStore(TaskStore):
 
     def _create(self, task_id: str, suffix: str, body: bytes) -> bytes | None:
         final = self._path(task_id, suffix)
-        with _os_errors(task_id, "storing the task", what="task"):
+        with os_errors(task_id, "storing the task", what="task"):
             self._dir.mkdir(exist_ok=True)
             temp = self._dir / f"{TEMP_PREFIX}{uuid.uuid4().hex}"
             _write_temp(temp, body)
@@ -76,14 +76,14 @@ class FileTaskStore(TaskStore):
             return None if created else final.read_bytes()
 
     def _get(self, task_id: str) -> tuple[bytes | None, bytes | None]:
-        with _os_errors(task_id, "reading the task", what="task"):
+        with os_errors(task_id, "reading the task", what="task"):
             return (
                 _read_if_present(self._path(task_id, REQUEST_SUFFIX)),
                 _read_if_present(self._path(task_id, OUTCOME_SUFFIX)),
             )
 
     def _list(self) -> list[str]:
-        with _os_errors(None, f"listing {self._dir}", what="task"):
+        with os_errors(None, f"listing {self._dir}", what="task"):
             try:
                 names = os.listdir(self._dir)
             except FileNotFoundError:
@@ -104,7 +104,7 @@ def _write_temp(temp: Path, body: bytes) -> None:
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
     try:
         try:
-            _write_all(fd, body, 0)
+            write_all(fd, body, 0)
             os.fsync(fd)
         finally:
             os.close(fd)
