@@ -37,11 +37,12 @@ The promises:
 The public methods of ``Journal`` and ``Backend`` keep the rules every
 backend shares (batch numbering, closed and poisoned handles, the
 ``stored_line`` range, meta at seq 1, the backward walk of ``ends`` and
-``tail``) and then call small storage hooks, the ``_``-prefixed methods a
-backend fills: ``Journal._store``, ``Journal._read_line``,
-``Backend._create_exclusive`` and ``Backend._walk_back``. A record read back
-is checked with ``decode_at``. A backend still overriding a public method
-keeps working: a hook raises ``NotImplementedError`` only when reached.
+``tail``) and then call small storage hooks; they are ``final``, so a backend
+changes how bytes are stored, never the rules. The hooks are the
+``_``-prefixed methods a backend fills: ``Journal._store``, ``Journal._read_line``,
+``Backend._create_exclusive`` and (where the store can read from the end)
+``Backend._walk_back``. A record read back is checked with ``decode_at``, or
+with ``check_seq`` by a reader that tolerates a torn final line.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from __future__ import annotations
 import abc
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import final
 
 from runjournal_server import records
 from runjournal_server.errors import CorruptJournalError, StorageUnavailableError
@@ -181,6 +183,7 @@ class Journal(abc.ABC):
         """True after a failure that could not be rolled back; close and reopen."""
         return self._poisoned_by is not None
 
+    @final
     async def append(self, records: Sequence[StoredRecord]) -> None:
         """Store ``records`` (seqs ``last_seq + 1 ...``, consecutive) durably, all or nothing.
 
@@ -214,9 +217,9 @@ class Journal(abc.ABC):
         if self._poisoned_by is not None:
             raise StorageUnavailableError(self.run_id, f"{self._poisoned_by}; the run must be opened again")
 
+    @abc.abstractmethod
     async def _store(self, batch: list[StoredRecord]) -> None:
         """Hook: write ``batch`` (checked, not empty) durably, all or nothing, and only then advance ``last_seq``."""
-        raise NotImplementedError(f"{type(self).__name__} does not implement _store")
 
     async def refresh(self) -> list[StoredRecord]:
         """Records other writers stored after ``last_seq``, now adopted (``last_seq`` advanced).
@@ -226,6 +229,7 @@ class Journal(abc.ABC):
         """
         return []
 
+    @final
     async def stored_line(self, seq: int) -> StoredRecord:
         """The stored record at ``seq`` (1 <= seq <= last_seq), for duplicate checks.
 
@@ -238,9 +242,9 @@ class Journal(abc.ABC):
             raise ValueError(f"run {self.run_id!r}: seq {seq} is outside 1..{self.last_seq}")
         return await self._read_line(seq)
 
+    @abc.abstractmethod
     async def _read_line(self, seq: int) -> StoredRecord:
         """Hook: the record stored at ``seq`` (in range), decoded with ``decode_at``."""
-        raise NotImplementedError(f"{type(self).__name__} does not implement _read_line")
 
     @abc.abstractmethod
     async def close(self) -> None:
@@ -282,6 +286,7 @@ class Backend(abc.ABC):
     async def close(self) -> None:
         """Close every open journal (releasing their locks) and the store."""
 
+    @final
     async def create_journal(self, run_id: str, meta: StoredRecord, rest: Sequence[StoredRecord] = ()) -> Journal:
         """Create the run with its meta record and ``rest`` (seqs 2, 3, ...), exclusively, durably, all or nothing.
 
@@ -299,9 +304,9 @@ class Backend(abc.ABC):
         check_numbering(run_id, batch, 1)
         return await self._create_exclusive(run_id, batch)
 
+    @abc.abstractmethod
     async def _create_exclusive(self, run_id: str, batch: list[StoredRecord]) -> Journal:
         """Hook: store ``batch`` (seqs 1, 2, ..., checked) as a new run, exclusively, all or nothing; return it open."""
-        raise NotImplementedError(f"{type(self).__name__} does not implement _create_exclusive")
 
     @abc.abstractmethod
     async def open_journal(self, run_id: str, known: Sequence[StoredRecord] = ()) -> tuple[Journal, list[StoredRecord]]:
@@ -322,6 +327,7 @@ class Backend(abc.ABC):
         or ``CorruptJournalError``.
         """
 
+    @final
     async def ends(self, run_id: str, is_inert: Callable[[StoredRecord], bool]) -> RunEnds:
         """The meta, the last record that is not inert, and the last seq; cheap.
 
@@ -357,6 +363,7 @@ class Backend(abc.ABC):
             if stored.seq >= from_seq:
                 yield stored
 
+    @final
     async def tail(self, run_id: str, is_start: Callable[[StoredRecord], bool]) -> list[StoredRecord]:
         """The records from the last one for which ``is_start`` holds (or the meta) to the end.
 
