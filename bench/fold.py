@@ -27,8 +27,8 @@ from pathlib import Path
 from bench import load, processes, workload
 from bench.harness import LOWER, Context, Row, figure_target, median, ratio_target
 from runjournal.v1 import journal_service_pb2 as service_pb
-from runjournal_server import records
-from runjournal_server.fold import fold_stored
+from runjournal_server.core import records
+from runjournal_server.core.fold import fold_stored
 
 SECTION = 4
 COLD_TARGET = 2.0

@@ -49,7 +49,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "server"), str(ROOT / "client" / "python")
 from runjournal.v1.records_pb2 import Note, Record  # noqa: E402
 from runjournal_server.backends.jetstream import JetStreamBackend  # noqa: E402
 from runjournal_server.backends.jetstream.config import stream_config  # noqa: E402
-from runjournal_server.records import StoredRecord, encode  # noqa: E402
+from runjournal_server.core.records import StoredRecord, encode  # noqa: E402
 
 logging.getLogger("runjournal_server").setLevel(logging.ERROR)
 

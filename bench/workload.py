@@ -23,7 +23,7 @@ from pathlib import Path
 
 from runjournal.v1 import journal_service_pb2 as service_pb
 from runjournal.v1 import records_pb2 as pb
-from runjournal_server import records
+from runjournal_server.core import records
 
 CREATED_AT_SECONDS = 1_700_000_000
 TEXT_CHARS = 600

@@ -13,7 +13,7 @@ from typing import Any, cast
 from hypothesis import strategies as st
 
 from runjournal.v1 import records_pb2 as pb
-from runjournal_server.kinds import MAX_SEQ, Kind
+from runjournal_server.core.kinds import MAX_SEQ, Kind
 
 INT32_MAX = (1 << 31) - 1
 

@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Sequence
 
 from runjournal.v1 import records_pb2
-from runjournal_server import records
+from runjournal_server.core import records
 from runjournal_server.errors import InvalidArgumentError, InvalidRecordError
 
 MAX_BATCH_RECORDS = 1000

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runjournal_server.records import DEFAULT_MAX_RECORD_BYTES
+from runjournal_server.core.records import DEFAULT_MAX_RECORD_BYTES
 
 ENV_PREFIX = "RUNJOURNAL_"
 CONFIG_FILE_ENV = "RUNJOURNAL_CONFIG"

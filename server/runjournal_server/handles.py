@@ -24,11 +24,11 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from runjournal_server import records
 from runjournal_server.backends.base import Backend, Journal
 from runjournal_server.config import DEFAULT_MAX_WARM_BYTES
+from runjournal_server.core import records
+from runjournal_server.core.fold import Folder, JournalRuleError, fold_stored
 from runjournal_server.errors import CorruptJournalError
-from runjournal_server.fold import Folder, JournalRuleError, fold_stored
 
 FOLD_ON_LOOP_RECORDS = 256
 """Journals shorter than this are folded on the event loop; longer ones in a thread."""

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 
 from runjournal.v1 import state_pb2
 from runjournal_server.backends.base import Backend
+from runjournal_server.core.inbox import MAY_WAIT_AFTER_KINDS, TURN_START_KINDS, waiting_calls
+from runjournal_server.core.kinds import Kind
+from runjournal_server.core.summary import corrupt_summary, is_inert, summarize_stored
 from runjournal_server.errors import CorruptJournalError, InvalidArgumentError, JournalError, RunNotFoundError
-from runjournal_server.inbox import MAY_WAIT_AFTER_KINDS, TURN_START_KINDS, waiting_calls
-from runjournal_server.kinds import Kind
-from runjournal_server.summary import corrupt_summary, is_inert, summarize_stored
 
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000

@@ -45,6 +45,9 @@ from typing import TextIO
 from runjournal.v1.state_pb2 import RunState
 from runjournal_server import config as config_module
 from runjournal_server.backends.base import Backend, Journal, TaskStore, WriteRaceError
+from runjournal_server.core.fold import JournalRuleError, fold_stored
+from runjournal_server.core.records import StoredRecord
+from runjournal_server.core.sequence import AppendDecision, check_append
 from runjournal_server.errors import (
     CorruptJournalError,
     JournalError,
@@ -52,9 +55,6 @@ from runjournal_server.errors import (
     RunLockedError,
     RunNotFoundError,
 )
-from runjournal_server.fold import JournalRuleError, fold_stored
-from runjournal_server.records import StoredRecord
-from runjournal_server.sequence import AppendDecision, check_append
 
 BATCH_RECORDS = 500
 """Records per append: half of JetStream's atomic batch limit (1,000, ``jetstream.config.MAX_ATOMIC_BATCH``)."""

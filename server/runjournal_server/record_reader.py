@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable
 
-from runjournal_server import records
+from runjournal_server.core import records
 from runjournal_server.errors import CorruptJournalError
 
 

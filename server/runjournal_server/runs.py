@@ -35,11 +35,17 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from runjournal.v1 import records_pb2, state_pb2
-from runjournal_server import records
-from runjournal_server.answering import check_answerable, check_decidable
 from runjournal_server.append_requests import encode_batch, encode_one
 from runjournal_server.backends.base import Backend, Journal, WriteRaceError
 from runjournal_server.config import DEFAULT_MAX_WARM_BYTES
+from runjournal_server.core import records
+from runjournal_server.core.answering import check_answerable, check_decidable
+from runjournal_server.core.fold import Folder, JournalRuleError
+from runjournal_server.core.ids import validate_run_id
+from runjournal_server.core.kinds import kind_of
+from runjournal_server.core.resume import check_appended_reconfigure, check_claim_request, gate_claim, resume_reminder
+from runjournal_server.core.schema import validate_payload
+from runjournal_server.core.sequence import BatchOutcome, decide_batch
 from runjournal_server.errors import (
     InvalidArgumentError,
     InvalidRecordError,
@@ -50,17 +56,11 @@ from runjournal_server.errors import (
     SeqGapError,
     StorageUnavailableError,
 )
-from runjournal_server.fold import Folder, JournalRuleError
 from runjournal_server.handles import ColdRead, RunHandles, Slot, stored_bytes
-from runjournal_server.ids import validate_run_id
-from runjournal_server.kinds import kind_of
 from runjournal_server.listing import RunFilter, RunListing
 from runjournal_server.past_states import PastStates
 from runjournal_server.record_reader import RecordReader
 from runjournal_server.response_limit import ResponseLimit
-from runjournal_server.resume import check_appended_reconfigure, check_claim_request, gate_claim, resume_reminder
-from runjournal_server.schema import validate_payload
-from runjournal_server.sequence import BatchOutcome, decide_batch
 
 log = logging.getLogger(__name__)
 

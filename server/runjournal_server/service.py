@@ -26,9 +26,9 @@ from runjournal.v1 import records_pb2
 from runjournal.v1 import task_service_pb2 as tpb
 from runjournal.v1 import task_service_pb2_grpc as tpb_grpc
 from runjournal_server.auth import ANY_SCOPE, UNRESTRICTED, Access, Scope, TokenTable
+from runjournal_server.core.records import StoredRecord
 from runjournal_server.errors import InvalidArgumentError, JournalError, Reason
 from runjournal_server.listing import RunFilter
-from runjournal_server.records import StoredRecord
 from runjournal_server.runs import RecordReader, Runs
 from runjournal_server.status import to_status
 from runjournal_server.tasks import Tasks

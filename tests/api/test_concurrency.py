@@ -8,7 +8,7 @@ import grpc
 
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc
-from runjournal_server import records
+from runjournal_server.core import records
 from tests.api.rpc import journal_bytes, new_run_id
 from tests.unit import builders as b
 

@@ -21,8 +21,8 @@ import pytest
 from runjournal import TaskClient
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc, records_pb2, state_pb2
-from runjournal_server import records
-from runjournal_server.fold import fold_stored
+from runjournal_server.core import records
+from runjournal_server.core.fold import fold_stored
 from tests.conftest import StreamTarget, new_stream_target
 from tests.servers import ServerProcess
 from tests.unit import builders as b

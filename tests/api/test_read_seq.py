@@ -17,7 +17,7 @@ import grpc
 from runjournal import JournalClient
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc
-from runjournal_server import records
+from runjournal_server.core import records
 from tests.servers import ServerProcess
 from tests.unit import builders as b
 

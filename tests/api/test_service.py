@@ -9,7 +9,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import records_pb2, state_pb2
-from runjournal_server import records
+from runjournal_server.core import records
 from tests.api.rpc import new_run_id, reason
 from tests.unit import builders as b
 

@@ -24,6 +24,8 @@ from runjournal.v1.records_pb2 import Record
 from runjournal_server.backends.base import Backend, Journal
 from runjournal_server.backends.file import FileBackend
 from runjournal_server.backends.jetstream import JetStreamBackend
+from runjournal_server.core.records import StoredRecord, encode
+from runjournal_server.core.summary import is_inert
 from runjournal_server.errors import (
     CorruptJournalError,
     InvalidArgumentError,
@@ -32,8 +34,6 @@ from runjournal_server.errors import (
     RunNotFoundError,
     StorageUnavailableError,
 )
-from runjournal_server.records import StoredRecord, encode
-from runjournal_server.summary import is_inert
 from tests.unit import builders as b
 
 RUN = "run-1"

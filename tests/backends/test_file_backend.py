@@ -35,6 +35,7 @@ from runjournal.v1.records_pb2 import (
     TextBlock,
 )
 from runjournal_server.backends.file import CHUNK_BYTES, FileBackend, FileJournal
+from runjournal_server.core.records import StoredRecord, encode
 from runjournal_server.errors import (
     CorruptJournalError,
     InvalidArgumentError,
@@ -44,7 +45,6 @@ from runjournal_server.errors import (
     StorageFullError,
     StorageUnavailableError,
 )
-from runjournal_server.records import StoredRecord, encode
 from tests.file_backend_os import patch_os
 
 RUN = "r1"
@@ -354,7 +354,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from runjournal.v1.records_pb2 import ContentBlock, Fingerprint, Meta, Record, TextBlock
 from runjournal_server.backends.file import FileBackend
 from runjournal_server.errors import RunExistsError, RunLockedError
-from runjournal_server.records import encode
+from runjournal_server.core.records import encode
 
 async def main() -> None:
     data_dir, run_id, model = sys.argv[1:4]
@@ -627,7 +627,7 @@ import asyncio, json, os, resource, sys
 from pathlib import Path
 from runjournal_server.backends.file import FileBackend
 from runjournal_server.errors import StorageFullError
-from runjournal_server.records import decode
+from runjournal_server.core.records import decode
 
 async def main() -> None:
     data_dir, run_id = sys.argv[1:3]

@@ -31,14 +31,14 @@ from runjournal_server.backends.jetstream.config import (
     stream_problems,
     subject_covers,
 )
+from runjournal_server.core.records import StoredRecord, encode
+from runjournal_server.core.summary import is_inert
 from runjournal_server.errors import (
     CorruptJournalError,
     RunExistsError,
     StorageFullError,
     StorageUnavailableError,
 )
-from runjournal_server.records import StoredRecord, encode
-from runjournal_server.summary import is_inert
 from tests.backends.conftest import StreamTarget, delete_stream
 from tests.nats_server import AckDroppingProxy, NatsServer
 from tests.unit import builders as b

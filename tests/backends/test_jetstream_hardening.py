@@ -20,7 +20,6 @@ import nats
 import pytest
 
 import tests.nats_server as nats_server_module
-from runjournal_server import records
 from runjournal_server.backends.base import WriteRaceError
 from runjournal_server.backends.jetstream import JetStreamBackend
 from runjournal_server.backends.jetstream.config import (
@@ -29,6 +28,9 @@ from runjournal_server.backends.jetstream.config import (
     record_limit,
     stream_config,
 )
+from runjournal_server.core import records
+from runjournal_server.core.records import StoredRecord, encode
+from runjournal_server.core.summary import is_inert
 from runjournal_server.errors import (
     CorruptJournalError,
     RunExistsError,
@@ -36,8 +38,6 @@ from runjournal_server.errors import (
     StorageFullError,
     StorageUnavailableError,
 )
-from runjournal_server.records import StoredRecord, encode
-from runjournal_server.summary import is_inert
 from tests.backends.conftest import StreamTarget, delete_stream
 from tests.nats_server import AckDroppingProxy, NatsServer
 from tests.unit import builders as b

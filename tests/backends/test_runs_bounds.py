@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runjournal_server import records
 from runjournal_server.backends.file import FileBackend
+from runjournal_server.core import records
 from runjournal_server.past_states import PastStates
 from runjournal_server.runs import Runs
 from tests.unit import builders as b

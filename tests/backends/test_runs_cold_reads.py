@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from runjournal_server import handles as handles_module
-from runjournal_server import records
 from runjournal_server.backends.file import FileBackend
+from runjournal_server.core import records
 from runjournal_server.runs import Runs
 from tests.unit import builders as b
 

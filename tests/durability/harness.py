@@ -151,6 +151,6 @@ def sync_read_lines(stub, run_id: str) -> list[bytes]:
 
 
 def lines_of(records: Sequence[object]) -> list[bytes]:
-    from runjournal_server import records as codec
+    from runjournal_server.core import records as codec
 
     return [codec.encode(record).line for record in records]  # type: ignore[arg-type]

@@ -55,7 +55,7 @@ CHILD_SECONDS = 30.0
 CHILD = f"""
 import asyncio, os, sys
 from pathlib import Path
-from runjournal_server import records
+from runjournal_server.core import records
 from runjournal_server.backends.file import FileBackend
 from tests.file_backend_os import replace_os
 from tests.unit import builders as b

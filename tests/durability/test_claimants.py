@@ -25,7 +25,7 @@ import pytest
 
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc, records_pb2
-from runjournal_server import records
+from runjournal_server.core import records
 from tests.durability.harness import CALL_TIMEOUT_SECONDS, error_info, make_seed, memory_data_dir, reason
 from tests.servers import ServerProcess
 from tests.unit import builders as b

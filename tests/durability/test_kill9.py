@@ -24,7 +24,7 @@ import pytest
 
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc, records_pb2
-from runjournal_server import records
+from runjournal_server.core import records
 from tests.durability.harness import (
     CALL_TIMEOUT_SECONDS,
     LaunchedServer,

@@ -30,7 +30,7 @@ from runjournal.v1.records_pb2 import (
     Usage,
     UserFollowUp,
 )
-from runjournal_server.records import FORMAT_VERSION
+from runjournal_server.core.records import FORMAT_VERSION
 
 RUN_ID = "run-1"
 

@@ -8,7 +8,7 @@ import pytest
 
 from runjournal.v1.records_pb2 import Fingerprint
 from runjournal.v1.state_pb2 import FieldClass, FieldDifference
-from runjournal_server.gate import (
+from runjournal_server.core.gate import (
     FIELD_CLASSES,
     blocking_fields,
     changed_fields,

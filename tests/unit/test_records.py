@@ -19,9 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runjournal.v1 import records_pb2 as pb
-from runjournal_server.errors import InvalidRecordError, RecordTooLargeError
-from runjournal_server.kinds import kind_of
-from runjournal_server.records import (
+from runjournal_server.core.kinds import kind_of
+from runjournal_server.core.records import (
     DEFAULT_MAX_RECORD_BYTES,
     PROTOCOL_PREFIX,
     Kind,
@@ -31,7 +30,8 @@ from runjournal_server.records import (
     encode,
     to_line,
 )
-from runjournal_server.schema import MAX_JSON_DEPTH, validate
+from runjournal_server.core.schema import MAX_JSON_DEPTH, validate
+from runjournal_server.errors import InvalidRecordError, RecordTooLargeError
 from tests.strategies import records
 
 # ---------------------------------------------------------------------------
@@ -356,10 +356,11 @@ def test_decode_of_any_payload_with_a_good_checksum_either_refuses_or_round_trip
     )
     try:
         stored = decode(wrap(body))
-    except RecordDecodeError:
-        return
-    assert stored.record is not None
-    assert encode(stored.record).line == wrap(body)
+    except RecordDecodeError as refused:
+        assert refused.detail  # refused, saying why
+    else:
+        assert stored.record is not None
+        assert encode(stored.record).line == wrap(body)
 
 
 # ---------------------------------------------------------------------------
@@ -896,10 +897,10 @@ def test_validate_encode_and_decode_refuse_a_malformed_record_naming_the_field(c
     assert case.field in from_decode.value.detail or "parse" in from_decode.value.detail
 
 
-@pytest.mark.parametrize("case", BAD_RECORDS, ids=[case.name for case in BAD_RECORDS])
+@pytest.mark.parametrize(
+    "case", [c for c in BAD_RECORDS if c.has_json_form], ids=[c.name for c in BAD_RECORDS if c.has_json_form]
+)
 def test_the_schemas_refuse_the_malformed_records_they_can_express(case: Bad) -> None:
-    if not case.has_json_form:
-        return
     verdict = schema_for(case.kind.value).is_valid(body_dict(_bad_record(case)))
     assert verdict is not case.schema_catches
 
@@ -1053,7 +1054,7 @@ def test_every_example_line_in_the_format_document_decodes() -> None:
 def test_the_fast_payload_walker_equals_message_to_dict(record: pb.Record) -> None:
     from google.protobuf import json_format
 
-    from runjournal_server.payload_json import to_json_dict
+    from runjournal_server.core.payload_json import to_json_dict
 
     payload = getattr(record, record.WhichOneof("payload"))
     assert to_json_dict(payload) == json_format.MessageToDict(payload, preserving_proto_field_name=True)

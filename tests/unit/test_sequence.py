@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runjournal_server.sequence import AppendDecision, BatchOutcome, check_append, decide_batch
+from runjournal_server.core.sequence import AppendDecision, BatchOutcome, check_append, decide_batch
 
 BODY = b'{"id":"runjournal.v1.note","seq":3}'
 

@@ -7,9 +7,9 @@ from hypothesis import HealthCheck, given, settings
 
 from runjournal.v1.records_pb2 import Terminal, TerminalReason
 from runjournal.v1.state_pb2 import RunStatus, RunSummary
-from runjournal_server.fold import JournalRuleError, fold, fold_stored
-from runjournal_server.records import FORMAT_VERSION
-from runjournal_server.summary import (
+from runjournal_server.core.fold import JournalRuleError, fold, fold_stored
+from runjournal_server.core.records import FORMAT_VERSION
+from runjournal_server.core.summary import (
     INERT_FOR_STATUS,
     TERMINAL_STATUS,
     corrupt_summary,

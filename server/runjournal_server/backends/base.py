@@ -52,9 +52,9 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import final
 
-from runjournal_server import records
+from runjournal_server.core import records
+from runjournal_server.core.records import RecordDecodeError, StoredRecord
 from runjournal_server.errors import CorruptJournalError, StorageUnavailableError
-from runjournal_server.records import RecordDecodeError, StoredRecord
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,8 @@ from runjournal_server.backends.file.reading import (
     scan_journal,
     walk_back,
 )
+from runjournal_server.core.ids import is_valid_run_id, validate_run_id
+from runjournal_server.core.records import StoredRecord
 from runjournal_server.errors import (
     CorruptJournalError,
     RunExistsError,
@@ -60,8 +62,6 @@ from runjournal_server.errors import (
     RunNotFoundError,
     StorageUnavailableError,
 )
-from runjournal_server.ids import is_valid_run_id, validate_run_id
-from runjournal_server.records import StoredRecord
 
 T = TypeVar("T")
 

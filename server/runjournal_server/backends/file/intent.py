@@ -21,10 +21,10 @@ import os
 import zlib
 from dataclasses import dataclass
 
-from runjournal_server import records
 from runjournal_server.backends.file.files import write_all
 from runjournal_server.backends.file.lines import Read, lines_backward, lines_forward
-from runjournal_server.records import RecordDecodeError
+from runjournal_server.core import records
+from runjournal_server.core.records import RecordDecodeError
 
 INTENT_BYTES = 128
 """The intent's fixed size at the front of the lock file: an overwrite always covers the one before."""

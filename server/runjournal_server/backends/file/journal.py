@@ -20,8 +20,8 @@ from runjournal_server.backends.base import Journal, decode_at
 from runjournal_server.backends.file.files import os_errors, storage_error, write_all
 from runjournal_server.backends.file.intent import Intent, blank, declare
 from runjournal_server.backends.file.reading import Scan
+from runjournal_server.core.records import StoredRecord
 from runjournal_server.errors import CorruptJournalError, StorageUnavailableError
-from runjournal_server.records import StoredRecord
 
 if TYPE_CHECKING:
     from runjournal_server.backends.file.backend import FileBackend

@@ -12,8 +12,8 @@ import os
 import re
 from collections.abc import Callable, Iterator
 
-from runjournal_server import records
-from runjournal_server.records import RecordDecodeError
+from runjournal_server.core import records
+from runjournal_server.core.records import RecordDecodeError
 
 CHUNK_BYTES = 64 * 1024
 """How much ``ends`` reads per step when it scans a journal backward."""

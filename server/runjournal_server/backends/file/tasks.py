@@ -24,7 +24,7 @@ from typing import TypeVar
 
 from runjournal_server.backends.base import TaskStore
 from runjournal_server.backends.file.files import os_errors, write_all
-from runjournal_server.ids import is_valid_run_id
+from runjournal_server.core.ids import is_valid_run_id
 
 TASKS_DIR = "tasks"
 REQUEST_SUFFIX = ".request.json"

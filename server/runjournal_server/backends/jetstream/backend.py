@@ -22,7 +22,6 @@ from typing import Any
 
 from nats.aio.client import Client
 
-from runjournal_server import records
 from runjournal_server.backends.base import Backend, BackwardWalk, TaskStore
 from runjournal_server.backends.jetstream.api import (
     ERR_STREAM_NAME_IN_USE,
@@ -65,9 +64,10 @@ from runjournal_server.backends.jetstream.publish import (
 )
 from runjournal_server.backends.jetstream.reading import StreamReader
 from runjournal_server.backends.jetstream.tasks import JetStreamTaskStore
+from runjournal_server.core import records
+from runjournal_server.core.ids import validate_run_id
+from runjournal_server.core.records import StoredRecord
 from runjournal_server.errors import RunExistsError, StorageFullError, StorageUnavailableError
-from runjournal_server.ids import validate_run_id
-from runjournal_server.records import StoredRecord
 from runjournal_server.tasks import MAX_TASK_DOCUMENT_BYTES
 
 log = logging.getLogger("runjournal_server.backends.jetstream")

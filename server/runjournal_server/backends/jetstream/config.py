@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runjournal_server.backends.base import BackendStartError
-from runjournal_server.records import DEFAULT_MAX_RECORD_BYTES
+from runjournal_server.core.records import DEFAULT_MAX_RECORD_BYTES
 
 MIN_SERVER_VERSION = (2, 12, 3)
 """Atomic batch publish, the last-subject-sequence fence on another subject, and their fixes."""

@@ -40,8 +40,8 @@ from runjournal_server.backends.jetstream.publish import (
     publish_once,
 )
 from runjournal_server.backends.jetstream.reading import StreamReader
+from runjournal_server.core.records import StoredRecord
 from runjournal_server.errors import CorruptJournalError, StorageFullError, StorageUnavailableError
-from runjournal_server.records import StoredRecord
 
 REFRESH_WINDOW_MAX = 64
 """The most subjects ``refresh`` reads at once (after 4, then 16), once it knows something is new."""

@@ -14,8 +14,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from runjournal_server.ids import is_valid_run_id
-from runjournal_server.records import StoredRecord
+from runjournal_server.core.ids import is_valid_run_id
+from runjournal_server.core.records import StoredRecord
 
 META_TOKEN = "meta"
 DEFAULT_SUBJECT_PREFIX = "runjournal"

@@ -45,8 +45,8 @@ from runjournal_server.backends.jetstream.publish import (
     Target,
     publish_once,
 )
+from runjournal_server.core.ids import is_valid_run_id
 from runjournal_server.errors import InvalidArgumentError, StorageFullError, StorageUnavailableError
-from runjournal_server.ids import is_valid_run_id
 from runjournal_server.tasks import MAX_TASK_DOCUMENT_BYTES
 
 TASKS_TOKEN = "_tasks"

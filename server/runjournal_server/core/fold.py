@@ -66,10 +66,10 @@ from runjournal.v1.records_pb2 import (
     UserFollowUp,
 )
 from runjournal.v1.state_pb2 import Counters, PendingBatch, PendingCall, RunState, RunStatus, WaitingFor
+from runjournal_server.core.inbox import waiting_for
+from runjournal_server.core.kinds import FORMAT_VERSION, Kind
+from runjournal_server.core.summary import TERMINAL_STATUS, StoredLike, is_inert_kind, status_of
 from runjournal_server.errors import VersionMismatchError
-from runjournal_server.inbox import waiting_for
-from runjournal_server.kinds import FORMAT_VERSION, Kind
-from runjournal_server.summary import TERMINAL_STATUS, StoredLike, is_inert_kind, status_of
 
 _DECISIONS = frozenset({Decision.DECISION_APPROVED, Decision.DECISION_DENIED})
 

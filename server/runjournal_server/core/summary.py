@@ -23,7 +23,7 @@ from typing import Protocol
 
 from runjournal.v1.records_pb2 import Meta, Record, Terminal, TerminalReason
 from runjournal.v1.state_pb2 import RunStatus, RunSummary
-from runjournal_server.kinds import FORMAT_VERSION, Kind
+from runjournal_server.core.kinds import FORMAT_VERSION, Kind
 
 INERT_FOR_STATUS: frozenset[str] = frozenset({Kind.CLAIM, Kind.NOTE, Kind.RECONFIGURE})
 """Known protocol ids that never change a run's status. Unknown optional ids are inert too."""

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from runjournal.v1 import records_pb2 as pb
+from runjournal_server.core.kinds import FORMAT_VERSION, MAX_SEQ, PROTOCOL_PREFIX, Kind, kind_named, kind_of
+from runjournal_server.core.payload_json import PayloadError, brief, fill, load_json, to_json_dict
+from runjournal_server.core.schema import validate
 from runjournal_server.errors import InvalidRecordError, RecordTooLargeError
-from runjournal_server.kinds import FORMAT_VERSION, MAX_SEQ, PROTOCOL_PREFIX, Kind, kind_named, kind_of
-from runjournal_server.payload_json import PayloadError, brief, fill, load_json, to_json_dict
-from runjournal_server.schema import validate
 
 __all__ = [
     "DEFAULT_MAX_RECORD_BYTES",

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 from runjournal.v1.records_pb2 import Deferral
 from runjournal.v1.state_pb2 import WaitingCall, WaitingFor
-from runjournal_server.kinds import Kind
-from runjournal_server.summary import StoredLike
+from runjournal_server.core.kinds import Kind
+from runjournal_server.core.summary import StoredLike
 
 TURN_START_KINDS: frozenset[str] = frozenset({Kind.META, Kind.ASSISTANT, Kind.USER})
 """A tail read for the inbox stops at the last of these: nothing before it can wait."""

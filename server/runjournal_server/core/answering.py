@@ -6,8 +6,8 @@ them before any lock (a refusal costs nothing) and again under the run's lock.
 
 from __future__ import annotations
 
+from runjournal_server.core.fold import Folder
 from runjournal_server.errors import AlreadyAnsweredError, AlreadyDecidedError, CallNotPendingError, NotDeferredError
-from runjournal_server.fold import Folder
 
 
 def check_answerable(run_id: str, tool_use_id: str, folder: Folder) -> None:

@@ -1,0 +1,13 @@
+"""The pure core: the rules of a journal, with no I/O.
+
+``ids`` (the run-id grammar), ``kinds`` (the record kinds), ``records`` (the
+codec: canonical line, checksum), ``schema`` (validation by kind),
+``payload_json`` (payloads to and from proto3 JSON), ``sequence`` (the append
+rule), ``fold`` (records to state), ``gate`` (the resume classes),
+``resume`` and ``answering`` (the refusals built on them), ``summary`` (the
+one listing rule) and ``inbox`` (who a run waits for).
+
+Nothing here imports grpc, nats, asyncio, the file system or the network:
+``tests/unit/test_core_purity.py`` checks it. The rest of the server (runs,
+backends, the servicer) calls into the core; the core never calls out.
+"""
