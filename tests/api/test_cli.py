@@ -8,7 +8,7 @@ import sys
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import records_pb2
 from tests.api.rpc import new_run_id
-from tests.unit import builders as b
+from tests.support import builders as b
 
 
 def runjournal(*args: str) -> subprocess.CompletedProcess[str]:

@@ -24,7 +24,7 @@ from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc, records_pb2
 from tests.api.rpc import new_run_id
 from tests.servers import ServerProcess
-from tests.unit import builders as b
+from tests.support import builders as b
 
 UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 """What must never reach the terminal (a newline is the CLI's own line structure)."""

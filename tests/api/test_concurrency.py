@@ -10,7 +10,7 @@ from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc
 from runjournal_server.core import records
 from tests.api.rpc import journal_bytes, new_run_id
-from tests.unit import builders as b
+from tests.support import builders as b
 
 CLIENTS = 32
 APPENDS_PER_CLIENT = 200

@@ -18,7 +18,7 @@ import grpc
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc
 from tests.conftest import new_stream_target
-from tests.unit import builders as b
+from tests.support import builders as b
 
 STOP_TIMEOUT_SECONDS = 30
 _READY = re.compile(r"nats-server listening on (nats://127\.0\.0\.1:\d+) \(monitoring (http://127\.0\.0\.1:\d+),")

@@ -15,7 +15,7 @@ from runjournal.v1 import records_pb2 as records_pb
 from runjournal_server.auth import token_sha256
 from tests.api.rpc import new_run_id
 from tests.servers import ServerProcess
-from tests.unit import builders as b
+from tests.support import builders as b
 
 KIB = 1024
 MIB = 1024 * KIB

@@ -19,7 +19,7 @@ from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc
 from tests.api.rpc import new_run_id
 from tests.durability.harness import LaunchedServer
-from tests.unit import builders as b
+from tests.support import builders as b
 
 FD_LIMIT = 256
 RUNS = 400  # two descriptors each would need 800: far more than fit

@@ -10,7 +10,7 @@ import pytest
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc, state_pb2
 from tests.api.rpc import error_info, reason
-from tests.unit import builders as b
+from tests.support import builders as b
 
 
 def connect(server) -> tuple[grpc.Channel, journal_service_pb2_grpc.JournalServiceStub]:

@@ -25,7 +25,7 @@ from tests.api.rpc import error_info, new_run_id, reason
 from tests.conftest import StreamTarget, new_stream_target
 from tests.nats_server import NatsServer
 from tests.servers import ServerProcess
-from tests.unit import builders as b
+from tests.support import builders as b
 
 pytestmark = [pytest.mark.jetstream, pytest.mark.timeout(90)]
 

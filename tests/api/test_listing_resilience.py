@@ -21,7 +21,8 @@ from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc, state_pb2
 from tests.api.rpc import new_run_id
 from tests.durability.harness import LaunchedServer
-from tests.unit import builders as b
+from tests.support import builders as b
+from tests.support.environment import unavailable
 
 PR_CAPBSET_DROP = 24
 CAP_DAC_OVERRIDE = 1
@@ -42,7 +43,7 @@ def server(tmp_path) -> Iterator[LaunchedServer]:
     try:
         started = LaunchedServer(tmp_path / "data", preexec=preexec).start()
     except (RuntimeError, subprocess.SubprocessError) as err:
-        pytest.skip(f"cannot start a server without CAP_DAC_OVERRIDE here: {err}")
+        unavailable(f"cannot start a server without CAP_DAC_OVERRIDE here: {err}")
     yield started
     assert started.stop() == 0, started.log()
 

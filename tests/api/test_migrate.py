@@ -25,7 +25,7 @@ from runjournal_server.core import records
 from runjournal_server.core.fold import fold_stored
 from tests.conftest import StreamTarget, new_stream_target
 from tests.servers import ServerProcess
-from tests.unit import builders as b
+from tests.support import builders as b
 
 RUNS = 200
 LONG_RUN_NOTES = 1201

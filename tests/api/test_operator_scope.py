@@ -24,7 +24,7 @@ from runjournal.v1 import journal_service_pb2_grpc, records_pb2
 from runjournal_server.auth import token_sha256
 from tests.api.rpc import error_info, new_run_id
 from tests.servers import ServerProcess
-from tests.unit import builders as b
+from tests.support import builders as b
 
 JournalStub = journal_service_pb2_grpc.JournalServiceStub
 

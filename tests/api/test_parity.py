@@ -21,7 +21,7 @@ from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc, records_pb2, state_pb2
 from tests.conftest import new_stream_target
 from tests.servers import ServerProcess
-from tests.unit import builders as b
+from tests.support import builders as b
 
 SUSPENDED = records_pb2.TERMINAL_REASON_SUSPENDED
 

@@ -19,7 +19,7 @@ from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc
 from runjournal_server.core import records
 from tests.servers import ServerProcess
-from tests.unit import builders as b
+from tests.support import builders as b
 
 
 def unknown_optional_line(seq: int, kind: str = "future_thing") -> bytes:

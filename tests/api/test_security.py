@@ -11,7 +11,7 @@ from runjournal.v1 import journal_service_pb2_grpc
 from runjournal_server.auth import token_sha256
 from tests.api.rpc import reason
 from tests.certs import make_pki
-from tests.unit import builders as b
+from tests.support import builders as b
 
 TEAM_A_TOKEN = "a-secret-token-for-team-a"
 TEAM_B_TOKEN = "b-secret-token-for-team-b"

@@ -11,7 +11,7 @@ from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import records_pb2, state_pb2
 from runjournal_server.core import records
 from tests.api.rpc import new_run_id, reason
-from tests.unit import builders as b
+from tests.support import builders as b
 
 
 def test_health_reports_serving(journal_server):

@@ -13,7 +13,7 @@ from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import records_pb2, state_pb2, task_service_pb2_grpc
 from runjournal.v1 import task_service_pb2 as tpb
 from tests.api.rpc import error_info, journal_bytes, new_run_id, reason
-from tests.unit import builders as b
+from tests.support import builders as b
 
 
 @pytest.fixture

@@ -34,7 +34,7 @@ from runjournal_server.errors import (
     RunNotFoundError,
     StorageUnavailableError,
 )
-from tests.unit import builders as b
+from tests.support import builders as b
 
 RUN = "run-1"
 

@@ -41,7 +41,7 @@ from runjournal_server.errors import (
 )
 from tests.backends.conftest import StreamTarget, delete_stream
 from tests.nats_server import AckDroppingProxy, NatsServer
-from tests.unit import builders as b
+from tests.support import builders as b
 
 pytestmark = pytest.mark.jetstream
 

@@ -8,7 +8,7 @@ from runjournal_server.backends.file import FileBackend
 from runjournal_server.core import records
 from runjournal_server.past_states import PastStates
 from runjournal_server.runs import Runs
-from tests.unit import builders as b
+from tests.support import builders as b
 
 NOTE_CHARS = 20_000
 NOTES_PER_RUN = 10

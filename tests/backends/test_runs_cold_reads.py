@@ -10,7 +10,7 @@ from runjournal_server import handles as handles_module
 from runjournal_server.backends.file import FileBackend
 from runjournal_server.core import records
 from runjournal_server.runs import Runs
-from tests.unit import builders as b
+from tests.support import builders as b
 
 
 async def write_run(data_dir: Path, run_id: str) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc, records_pb2
 from tests.servers import ServerProcess
-from tests.unit import builders as b
+from tests.support import builders as b
 
 CHILD = """
 import sys

@@ -40,7 +40,7 @@ from tests.durability.harness import (
     memory_data_dir,
     split_journal,
 )
-from tests.unit import builders as b
+from tests.support import builders as b
 
 KILLS = 20
 MAX_ATTEMPTS = 40
@@ -58,7 +58,7 @@ from pathlib import Path
 from runjournal_server.core import records
 from runjournal_server.backends.file import FileBackend
 from tests.file_backend_os import replace_os
-from tests.unit import builders as b
+from tests.support import builders as b
 
 class PiecewiseOs:
     '''``os`` as the backend sees it, but a large write goes to the kernel 1 MiB at a time, each piece reported.'''

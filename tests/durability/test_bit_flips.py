@@ -36,7 +36,7 @@ from tests.durability.harness import (
     reason,
     split_journal,
 )
-from tests.unit import builders as b
+from tests.support import builders as b
 
 INTERIOR_FLIPS = 320
 META_FLIPS = 40

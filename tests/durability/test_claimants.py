@@ -28,7 +28,7 @@ from runjournal.v1 import journal_service_pb2_grpc, records_pb2
 from runjournal_server.core import records
 from tests.durability.harness import CALL_TIMEOUT_SECONDS, error_info, make_seed, memory_data_dir, reason
 from tests.servers import ServerProcess
-from tests.unit import builders as b
+from tests.support import builders as b
 
 WORKERS = 8
 ROUNDS = 50

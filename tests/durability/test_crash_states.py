@@ -29,7 +29,7 @@ from tests.durability.harness import (
     reason,
     split_journal,
 )
-from tests.unit import builders as b
+from tests.support import builders as b
 
 UTF8 = "hé wö — 日本 🙂"
 CONCURRENCY = 4

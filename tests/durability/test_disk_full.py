@@ -31,7 +31,8 @@ from tests.durability.harness import (
     reason,
     sync_read_lines,
 )
-from tests.unit import builders as b
+from tests.support import builders as b
+from tests.support.environment import unavailable
 
 SMALL_BYTES = 256 << 10
 BIG_NOTE_CHARS = 24 << 10
@@ -50,7 +51,7 @@ def tmpfs(mount_point: Path, size: int) -> Iterator[Callable[[int], None]]:
         check=False,
     )
     if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here ({mounted.stderr.strip()}); the RLIMIT_FSIZE case still runs")
+        unavailable(f"cannot mount a tmpfs here ({mounted.stderr.strip()}); the RLIMIT_FSIZE case still runs")
 
     def resize(new_size: int) -> None:
         subprocess.run(["mount", "-o", f"remount,size={new_size}", str(mount_point)], check=True, timeout=30)

@@ -28,7 +28,7 @@ from tests.durability.harness import (
     reason,
     sync_read_lines,
 )
-from tests.unit import builders as b
+from tests.support import builders as b
 
 LAUNCHER = Path(__file__).with_name("fsync_launcher.py")
 

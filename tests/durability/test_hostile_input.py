@@ -38,9 +38,9 @@ from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc, records_pb2
 from runjournal_server.errors import Reason
 from runjournal_server.status import STATUS_CODES
-from tests import strategies as valid
 from tests.durability.harness import CALL_TIMEOUT_SECONDS, LaunchedServer, error_info, memory_data_dir, snapshot
-from tests.unit import builders as b
+from tests.support import builders as b
+from tests.support import strategies as valid
 
 SERVICE = pb.DESCRIPTOR.services_by_name["JournalService"]
 METHODS = [method.name for method in SERVICE.methods]

@@ -34,7 +34,7 @@ from tests.durability.harness import (
     reason,
     split_journal,
 )
-from tests.unit import builders as b
+from tests.support import builders as b
 
 CLIENTS = 32
 KILLS = 22

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from runjournal.v1 import records_pb2 as pb
 from runjournal_server.core.records import encode
 from runjournal_server.errors import RecordTooLargeError
-from tests import strategies as valid
-from tests.unit import builders as b
+from tests.support import builders as b
+from tests.support import strategies as valid
 
 UNLIMITED = 1 << 40
 MIB = 1 << 20

@@ -23,8 +23,8 @@ from runjournal.v1.state_pb2 import RunState, RunStatus
 from runjournal_server.core.fold import Folder, JournalRuleError, fold, fold_stored
 from runjournal_server.core.records import FORMAT_VERSION
 from runjournal_server.errors import VersionMismatchError
-from tests.unit import builders as b
-from tests.unit.journals import renumbered, stored_journals, valid_journals
+from tests.support import builders as b
+from tests.support.journals import renumbered, stored_journals, valid_journals
 
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -15,7 +15,7 @@ from runjournal_server.core.gate import (
     check_resume,
     has_hard_block,
 )
-from tests.unit.builders import fingerprint
+from tests.support.builders import fingerprint
 
 HARD, BLOCKING, TOOLS, BUDGET = (
     FieldClass.FIELD_CLASS_HARD,

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from runjournal_server.core.ids import MAX_RUN_ID_CHARS, is_valid_run_id, validate_run_id
 from runjournal_server.errors import InvalidArgumentError
-from tests.strategies import run_ids
+from tests.support.strategies import run_ids
 
 REFUSED = {
     "path escape": "../x",

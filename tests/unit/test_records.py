@@ -32,7 +32,7 @@ from runjournal_server.core.records import (
 )
 from runjournal_server.core.schema import MAX_JSON_DEPTH, validate
 from runjournal_server.errors import InvalidRecordError, RecordTooLargeError
-from tests.strategies import records
+from tests.support.strategies import records
 
 # ---------------------------------------------------------------------------
 # An independent statement of the stored form (docs/journal-format.md), so the

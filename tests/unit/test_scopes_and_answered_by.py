@@ -14,7 +14,7 @@ from runjournal_server.auth import DEFAULT_SCOPES, UNRESTRICTED, Scope, TokenFil
 from runjournal_server.core.records import encode
 from runjournal_server.core.schema import validate
 from runjournal_server.errors import InvalidRecordError, PermissionDeniedError
-from tests.unit import builders as b
+from tests.support import builders as b
 
 
 def table(tmp_path: Path, scopes: str | None) -> TokenTable:

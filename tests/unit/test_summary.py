@@ -18,8 +18,8 @@ from runjournal_server.core.summary import (
     summarize,
     summarize_stored,
 )
-from tests.unit import builders as b
-from tests.unit.journals import TERMINAL_REASONS, stored_journals
+from tests.support import builders as b
+from tests.support.journals import TERMINAL_REASONS, stored_journals
 
 PROPERTY = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

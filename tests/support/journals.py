@@ -12,7 +12,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from runjournal.v1.records_pb2 import Record, StopReason, TerminalReason
-from tests.unit import builders as b
+from tests.support import builders as b
 
 TERMINAL_REASONS = [
     TerminalReason.TERMINAL_REASON_COMPLETED,

@@ -1,0 +1,1 @@
+"""Shared test support: record builders, hypothesis strategies, random journals, and environment checks."""
