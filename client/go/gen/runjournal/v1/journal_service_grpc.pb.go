@@ -1,0 +1,638 @@
+// The journal service: append records, claim runs, fold, answer deferred calls,
+// list and read runs.
+//
+// Errors. Every refusal is a gRPC status carrying a `google.rpc.ErrorInfo`
+// detail with domain "runjournal.dev" and a stable upper-case `reason`; clients
+// branch on the reason, never on the message text. (Only gRPC's own refusals,
+// before the server reads a call, carry none: RESOURCE_EXHAUSTED for a request
+// over the receive limit or a call beyond the server's concurrent-call cap.) The metadata carries the
+// numbers a client needs (`run_id`, `last_seq`, `claim_token`, `claimed_by`,
+// `answered_at_seq`, `line`, `seq`, ...). The reasons and their codes:
+//
+//   INVALID_ARGUMENT     INVALID_ARGUMENT   a field is malformed; `field` names it
+//   INVALID_RECORD       INVALID_ARGUMENT   the record breaks its schema or the run's state
+//   RECORD_TOO_LARGE     RESOURCE_EXHAUSTED a record exceeds the maximum record size
+//   RESPONSE_TOO_LARGE   RESOURCE_EXHAUSTED a Claim's or Fold's state would not fit in one
+//                                           response; ask with `conversation_from`
+//   RUN_NOT_FOUND        NOT_FOUND          no journal for the run id
+//   RUN_EXISTS           ALREADY_EXISTS     a meta record for an existing run
+//   SEQ_GAP              FAILED_PRECONDITION seq > last_seq + 1
+//   SEQ_CONFLICT         ABORTED            a different record is stored at seq
+//   RUN_CLAIMED          FAILED_PRECONDITION the claim token is not the latest claim
+//   RUN_LOCKED           UNAVAILABLE        another server process holds the run
+//   VERSION_MISMATCH     FAILED_PRECONDITION the journal's format version is not 1
+//   CORRUPT_JOURNAL      DATA_LOSS          the stored journal is damaged
+//   RESUME_REFUSED       FAILED_PRECONDITION the resume gate refused the claim (or an
+//                                           appended `reconfigure`)
+//   ALREADY_ANSWERED     ALREADY_EXISTS     the call already has a result
+//   NOT_DEFERRED         FAILED_PRECONDITION the call was never deferred
+//   ALREADY_DECIDED      ALREADY_EXISTS     the call already has an operator decision
+//   CALL_NOT_PENDING     FAILED_PRECONDITION the call is not in the run's pending batch
+//   STORAGE_FULL         RESOURCE_EXHAUSTED the disk is full; nothing was written
+//   STORAGE_UNAVAILABLE  UNAVAILABLE        the store failed; retry the same request
+//   UNAUTHENTICATED      UNAUTHENTICATED    token auth is on and no valid bearer token was sent
+//   PERMISSION_DENIED    PERMISSION_DENIED  the run id is outside the token's run-id prefixes, or
+//                                           the call needs a scope the token lacks
+//
+// The metadata of each reason (values are strings: integers in decimal, lists
+// comma-joined; `?` marks a key present only when it applies). This table is
+// pinned, with the same keys and types, in the Python package
+// `runjournal.error_metadata`, which the server builds every ErrorInfo with:
+//
+//   INVALID_ARGUMENT     field, index?
+//   INVALID_RECORD       field, seq?, index?
+//   RECORD_TOO_LARGE     size, limit, seq?, index?
+//   RESPONSE_TOO_LARGE   run_id, size, limit
+//   RUN_NOT_FOUND        run_id
+//   RUN_EXISTS           run_id, index?
+//   SEQ_GAP              run_id, seq, last_seq, index?
+//   SEQ_CONFLICT         run_id, seq, last_seq, index?
+//   RUN_CLAIMED          run_id, claim_token, claimed_by (may be empty)
+//   RUN_LOCKED           run_id
+//   VERSION_MISMATCH     run_id, found_version, expected_version
+//   CORRUPT_JOURNAL      run_id, line?, seq?
+//   RESUME_REFUSED       run_id, fields (list)
+//   ALREADY_ANSWERED     run_id, tool_use_id, answered_at_seq
+//   NOT_DEFERRED         run_id, tool_use_id
+//   ALREADY_DECIDED      run_id, tool_use_id, decided_at_seq
+//   CALL_NOT_PENDING     run_id, tool_use_id
+//   STORAGE_FULL         run_id? or task_id?
+//   STORAGE_UNAVAILABLE  run_id? or task_id?
+//   UNAUTHENTICATED      (none)
+//   PERMISSION_DENIED    principal (the token's name), run_id? or task_id?, scope?
+//   TASK_NOT_FOUND, TASK_CONFLICT, ALREADY_COMPLETED   task_id
+//
+// `index` is set only by AppendBatch, on a refusal about one record of the
+// batch: its 0-based position in `AppendBatchRequest.records`.
+//
+// With token auth on, every RPC takes `authorization: Bearer <token>` metadata
+// and may fail UNAUTHENTICATED or PERMISSION_DENIED; ListRuns then lists only
+// the runs within the token's prefixes. Each token has scopes: `worker` for
+// Append, AppendBatch and Claim (and TaskService's SubmitTask and
+// CompleteTask), `operator` for Answer and Approve; either scope may Fold,
+// Read and list. A call without the scope it needs is PERMISSION_DENIED with
+// `scope` naming it. With auth on, Approve records the token's name as the
+// approver and Answer records it as the result's `answered_by`, so neither
+// can be written through Append (PERMISSION_DENIED).
+
+// Code generated by protoc-gen-go-grpc. DO NOT EDIT.
+// versions:
+// - protoc-gen-go-grpc v1.6.2
+// - protoc             (unknown)
+// source: runjournal/v1/journal_service.proto
+
+package runjournalv1
+
+import (
+	context "context"
+	grpc "google.golang.org/grpc"
+	codes "google.golang.org/grpc/codes"
+	status "google.golang.org/grpc/status"
+)
+
+// This is a compile-time assertion to ensure that this generated file
+// is compatible with the grpc package it is being compiled against.
+// Requires gRPC-Go v1.64.0 or later.
+const _ = grpc.SupportPackageIsVersion9
+
+const (
+	JournalService_Append_FullMethodName      = "/runjournal.v1.JournalService/Append"
+	JournalService_AppendBatch_FullMethodName = "/runjournal.v1.JournalService/AppendBatch"
+	JournalService_Claim_FullMethodName       = "/runjournal.v1.JournalService/Claim"
+	JournalService_Fold_FullMethodName        = "/runjournal.v1.JournalService/Fold"
+	JournalService_Answer_FullMethodName      = "/runjournal.v1.JournalService/Answer"
+	JournalService_Approve_FullMethodName     = "/runjournal.v1.JournalService/Approve"
+	JournalService_ListRuns_FullMethodName    = "/runjournal.v1.JournalService/ListRuns"
+	JournalService_Read_FullMethodName        = "/runjournal.v1.JournalService/Read"
+)
+
+// JournalServiceClient is the client API for JournalService service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// Keeps the durable journals of agent runs. The server owns sequence checking,
+// claiming, folding and journal locks, so every client gets the same semantics.
+type JournalServiceClient interface {
+	// Appends one record to a run. A run is created by appending its `meta`
+	// record at seq 1. The append rule: seq == last_seq + 1 is written;
+	// seq <= last_seq is a retry, acknowledged as a duplicate only when the
+	// stored record is byte-identical, else SEQ_CONFLICT; seq > last_seq + 1 is
+	// SEQ_GAP. The record is validated against its schema and against the run's
+	// folded state before anything is written. Acknowledged means durable.
+	// RUN_EXISTS is a different `meta` at seq 1 of an existing run; any other
+	// record there is SEQ_CONFLICT. An appended `reconfigure` passes the resume
+	// gate first (see Reconfigure): a hard or blocking change is RESUME_REFUSED.
+	//
+	// Errors: INVALID_ARGUMENT, INVALID_RECORD, RECORD_TOO_LARGE, RUN_NOT_FOUND,
+	// RUN_EXISTS, SEQ_GAP, SEQ_CONFLICT, RUN_CLAIMED, RUN_LOCKED,
+	// RESUME_REFUSED, CORRUPT_JOURNAL, VERSION_MISMATCH, STORAGE_FULL,
+	// STORAGE_UNAVAILABLE.
+	Append(ctx context.Context, in *AppendRequest, opts ...grpc.CallOption) (*AppendResponse, error)
+	// Appends several consecutive records of one run, all or nothing, with one
+	// write and one sync. A batch that repeats already-stored records verifies
+	// them like single appends and writes only the new tail. All or nothing
+	// holds across a crash too: a batch the server died in the middle of is
+	// never read back in part, and a batch that creates a run (meta and more)
+	// leaves the whole run or none.
+	//
+	// Errors: as Append. A refusal about one record of the batch (INVALID_RECORD,
+	// RECORD_TOO_LARGE, SEQ_CONFLICT, SEQ_GAP for the first new record,
+	// RUN_EXISTS for a different meta, INVALID_ARGUMENT for a record out of
+	// sequence) carries `index`, the record's 0-based position in `records`; a
+	// refusal about the run (RUN_CLAIMED, CORRUPT_JOURNAL, ...) carries none.
+	AppendBatch(ctx context.Context, in *AppendBatchRequest, opts ...grpc.CallOption) (*AppendBatchResponse, error)
+	// Takes over a run for a worker. Order: load and gate first (a refusal
+	// writes nothing and takes no lock); then append the `claim` record; then a
+	// `reconfigure` record when a fingerprint difference was crossed; then read
+	// `last_seq`. The claim's seq is the worker's claim token for every later
+	// Append; any earlier holder is refused at its next append. The answer
+	// carries the folded state; when it would not fit in the server's largest
+	// response (`max_send_message_bytes`), the claim is refused with
+	// RESPONSE_TOO_LARGE before anything is written: claim again with
+	// `conversation_from` and read the conversation with Fold.
+	//
+	// Errors: INVALID_ARGUMENT, RUN_NOT_FOUND, RESUME_REFUSED, RUN_LOCKED,
+	// RESPONSE_TOO_LARGE (with `size` and `limit`), CORRUPT_JOURNAL,
+	// VERSION_MISMATCH, STORAGE_FULL, STORAGE_UNAVAILABLE.
+	Claim(ctx context.Context, in *ClaimRequest, opts ...grpc.CallOption) (*ClaimResponse, error)
+	// Returns the folded state of a run, now or as of a given seq.
+	//
+	// Errors: INVALID_ARGUMENT, RUN_NOT_FOUND, CORRUPT_JOURNAL, VERSION_MISMATCH.
+	Fold(ctx context.Context, in *FoldRequest, opts ...grpc.CallOption) (*FoldResponse, error)
+	// Answers a deferred call of the run's pending batch by writing exactly one
+	// ordinary `tool_result` record (remote), so the next resume is an ordinary
+	// resume. It validates before taking any lock. Needs no claim token. With
+	// token auth on it needs the `operator` scope and the record's
+	// `answered_by` is the token's name.
+	//
+	// Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND, ALREADY_ANSWERED (with
+	// `answered_at_seq`), NOT_DEFERRED, RUN_LOCKED, CORRUPT_JOURNAL,
+	// VERSION_MISMATCH, RECORD_TOO_LARGE, STORAGE_FULL, STORAGE_UNAVAILABLE.
+	Answer(ctx context.Context, in *AnswerRequest, opts ...grpc.CallOption) (*AnswerResponse, error)
+	// Records an operator's decision on a call of the run's pending batch, by
+	// writing exactly one `approval` record. It validates before taking any
+	// lock: a call already answered is ALREADY_ANSWERED (with
+	// `answered_at_seq`), a call already decided is ALREADY_DECIDED (with
+	// `decided_at_seq`), a call not in the pending batch is CALL_NOT_PENDING; a
+	// refusal writes nothing. Needs no claim token. An approved call is then run
+	// by the worker; a denied one is answered by the worker with an error result.
+	// With token auth on it needs the `operator` scope and the approver is the
+	// token's name (see ApproveRequest.approver).
+	//
+	// Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND, ALREADY_ANSWERED,
+	// ALREADY_DECIDED, CALL_NOT_PENDING, RUN_LOCKED, CORRUPT_JOURNAL,
+	// VERSION_MISMATCH, STORAGE_FULL, STORAGE_UNAVAILABLE.
+	Approve(ctx context.Context, in *ApproveRequest, opts ...grpc.CallOption) (*ApproveResponse, error)
+	// Lists runs, newest first, with summaries derived by the listing rule (the
+	// meta and the last non-inert record; journals are not folded). A run is
+	// listed with status CORRUPT when the part the listing reads (its meta and
+	// its tail) is damaged, or when this server already found its journal
+	// damaged while reading it whole (Fold, Claim, Append, Read); such runs are
+	// never hidden. A run the store fails to read (STORAGE_UNAVAILABLE) is
+	// listed with status UNAVAILABLE and never fails the page.
+	//
+	// Known limitation: the listing walks every run in the store before
+	// filtering by the token's prefixes, so its latency reveals roughly how
+	// many runs other tenants have, until a per-tenant listing index lands.
+	//
+	// Errors: INVALID_ARGUMENT (bad page token, page size or filter).
+	ListRuns(ctx context.Context, in *ListRunsRequest, opts ...grpc.CallOption) (*ListRunsResponse, error)
+	// Streams a run's stored records from a seq, with their stored bytes, in
+	// seq order; every item carries its `seq`.
+	//
+	// Only acknowledged records are sent. Errors: INVALID_ARGUMENT,
+	// RUN_NOT_FOUND, CORRUPT_JOURNAL (nothing is sent for a damaged journal).
+	Read(ctx context.Context, in *ReadRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ReadResponse], error)
+}
+
+type journalServiceClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewJournalServiceClient(cc grpc.ClientConnInterface) JournalServiceClient {
+	return &journalServiceClient{cc}
+}
+
+func (c *journalServiceClient) Append(ctx context.Context, in *AppendRequest, opts ...grpc.CallOption) (*AppendResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AppendResponse)
+	err := c.cc.Invoke(ctx, JournalService_Append_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *journalServiceClient) AppendBatch(ctx context.Context, in *AppendBatchRequest, opts ...grpc.CallOption) (*AppendBatchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AppendBatchResponse)
+	err := c.cc.Invoke(ctx, JournalService_AppendBatch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *journalServiceClient) Claim(ctx context.Context, in *ClaimRequest, opts ...grpc.CallOption) (*ClaimResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ClaimResponse)
+	err := c.cc.Invoke(ctx, JournalService_Claim_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *journalServiceClient) Fold(ctx context.Context, in *FoldRequest, opts ...grpc.CallOption) (*FoldResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FoldResponse)
+	err := c.cc.Invoke(ctx, JournalService_Fold_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *journalServiceClient) Answer(ctx context.Context, in *AnswerRequest, opts ...grpc.CallOption) (*AnswerResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AnswerResponse)
+	err := c.cc.Invoke(ctx, JournalService_Answer_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *journalServiceClient) Approve(ctx context.Context, in *ApproveRequest, opts ...grpc.CallOption) (*ApproveResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ApproveResponse)
+	err := c.cc.Invoke(ctx, JournalService_Approve_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *journalServiceClient) ListRuns(ctx context.Context, in *ListRunsRequest, opts ...grpc.CallOption) (*ListRunsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListRunsResponse)
+	err := c.cc.Invoke(ctx, JournalService_ListRuns_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *journalServiceClient) Read(ctx context.Context, in *ReadRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ReadResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &JournalService_ServiceDesc.Streams[0], JournalService_Read_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ReadRequest, ReadResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type JournalService_ReadClient = grpc.ServerStreamingClient[ReadResponse]
+
+// JournalServiceServer is the server API for JournalService service.
+// All implementations must embed UnimplementedJournalServiceServer
+// for forward compatibility.
+//
+// Keeps the durable journals of agent runs. The server owns sequence checking,
+// claiming, folding and journal locks, so every client gets the same semantics.
+type JournalServiceServer interface {
+	// Appends one record to a run. A run is created by appending its `meta`
+	// record at seq 1. The append rule: seq == last_seq + 1 is written;
+	// seq <= last_seq is a retry, acknowledged as a duplicate only when the
+	// stored record is byte-identical, else SEQ_CONFLICT; seq > last_seq + 1 is
+	// SEQ_GAP. The record is validated against its schema and against the run's
+	// folded state before anything is written. Acknowledged means durable.
+	// RUN_EXISTS is a different `meta` at seq 1 of an existing run; any other
+	// record there is SEQ_CONFLICT. An appended `reconfigure` passes the resume
+	// gate first (see Reconfigure): a hard or blocking change is RESUME_REFUSED.
+	//
+	// Errors: INVALID_ARGUMENT, INVALID_RECORD, RECORD_TOO_LARGE, RUN_NOT_FOUND,
+	// RUN_EXISTS, SEQ_GAP, SEQ_CONFLICT, RUN_CLAIMED, RUN_LOCKED,
+	// RESUME_REFUSED, CORRUPT_JOURNAL, VERSION_MISMATCH, STORAGE_FULL,
+	// STORAGE_UNAVAILABLE.
+	Append(context.Context, *AppendRequest) (*AppendResponse, error)
+	// Appends several consecutive records of one run, all or nothing, with one
+	// write and one sync. A batch that repeats already-stored records verifies
+	// them like single appends and writes only the new tail. All or nothing
+	// holds across a crash too: a batch the server died in the middle of is
+	// never read back in part, and a batch that creates a run (meta and more)
+	// leaves the whole run or none.
+	//
+	// Errors: as Append. A refusal about one record of the batch (INVALID_RECORD,
+	// RECORD_TOO_LARGE, SEQ_CONFLICT, SEQ_GAP for the first new record,
+	// RUN_EXISTS for a different meta, INVALID_ARGUMENT for a record out of
+	// sequence) carries `index`, the record's 0-based position in `records`; a
+	// refusal about the run (RUN_CLAIMED, CORRUPT_JOURNAL, ...) carries none.
+	AppendBatch(context.Context, *AppendBatchRequest) (*AppendBatchResponse, error)
+	// Takes over a run for a worker. Order: load and gate first (a refusal
+	// writes nothing and takes no lock); then append the `claim` record; then a
+	// `reconfigure` record when a fingerprint difference was crossed; then read
+	// `last_seq`. The claim's seq is the worker's claim token for every later
+	// Append; any earlier holder is refused at its next append. The answer
+	// carries the folded state; when it would not fit in the server's largest
+	// response (`max_send_message_bytes`), the claim is refused with
+	// RESPONSE_TOO_LARGE before anything is written: claim again with
+	// `conversation_from` and read the conversation with Fold.
+	//
+	// Errors: INVALID_ARGUMENT, RUN_NOT_FOUND, RESUME_REFUSED, RUN_LOCKED,
+	// RESPONSE_TOO_LARGE (with `size` and `limit`), CORRUPT_JOURNAL,
+	// VERSION_MISMATCH, STORAGE_FULL, STORAGE_UNAVAILABLE.
+	Claim(context.Context, *ClaimRequest) (*ClaimResponse, error)
+	// Returns the folded state of a run, now or as of a given seq.
+	//
+	// Errors: INVALID_ARGUMENT, RUN_NOT_FOUND, CORRUPT_JOURNAL, VERSION_MISMATCH.
+	Fold(context.Context, *FoldRequest) (*FoldResponse, error)
+	// Answers a deferred call of the run's pending batch by writing exactly one
+	// ordinary `tool_result` record (remote), so the next resume is an ordinary
+	// resume. It validates before taking any lock. Needs no claim token. With
+	// token auth on it needs the `operator` scope and the record's
+	// `answered_by` is the token's name.
+	//
+	// Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND, ALREADY_ANSWERED (with
+	// `answered_at_seq`), NOT_DEFERRED, RUN_LOCKED, CORRUPT_JOURNAL,
+	// VERSION_MISMATCH, RECORD_TOO_LARGE, STORAGE_FULL, STORAGE_UNAVAILABLE.
+	Answer(context.Context, *AnswerRequest) (*AnswerResponse, error)
+	// Records an operator's decision on a call of the run's pending batch, by
+	// writing exactly one `approval` record. It validates before taking any
+	// lock: a call already answered is ALREADY_ANSWERED (with
+	// `answered_at_seq`), a call already decided is ALREADY_DECIDED (with
+	// `decided_at_seq`), a call not in the pending batch is CALL_NOT_PENDING; a
+	// refusal writes nothing. Needs no claim token. An approved call is then run
+	// by the worker; a denied one is answered by the worker with an error result.
+	// With token auth on it needs the `operator` scope and the approver is the
+	// token's name (see ApproveRequest.approver).
+	//
+	// Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND, ALREADY_ANSWERED,
+	// ALREADY_DECIDED, CALL_NOT_PENDING, RUN_LOCKED, CORRUPT_JOURNAL,
+	// VERSION_MISMATCH, STORAGE_FULL, STORAGE_UNAVAILABLE.
+	Approve(context.Context, *ApproveRequest) (*ApproveResponse, error)
+	// Lists runs, newest first, with summaries derived by the listing rule (the
+	// meta and the last non-inert record; journals are not folded). A run is
+	// listed with status CORRUPT when the part the listing reads (its meta and
+	// its tail) is damaged, or when this server already found its journal
+	// damaged while reading it whole (Fold, Claim, Append, Read); such runs are
+	// never hidden. A run the store fails to read (STORAGE_UNAVAILABLE) is
+	// listed with status UNAVAILABLE and never fails the page.
+	//
+	// Known limitation: the listing walks every run in the store before
+	// filtering by the token's prefixes, so its latency reveals roughly how
+	// many runs other tenants have, until a per-tenant listing index lands.
+	//
+	// Errors: INVALID_ARGUMENT (bad page token, page size or filter).
+	ListRuns(context.Context, *ListRunsRequest) (*ListRunsResponse, error)
+	// Streams a run's stored records from a seq, with their stored bytes, in
+	// seq order; every item carries its `seq`.
+	//
+	// Only acknowledged records are sent. Errors: INVALID_ARGUMENT,
+	// RUN_NOT_FOUND, CORRUPT_JOURNAL (nothing is sent for a damaged journal).
+	Read(*ReadRequest, grpc.ServerStreamingServer[ReadResponse]) error
+	mustEmbedUnimplementedJournalServiceServer()
+}
+
+// UnimplementedJournalServiceServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedJournalServiceServer struct{}
+
+func (UnimplementedJournalServiceServer) Append(context.Context, *AppendRequest) (*AppendResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Append not implemented")
+}
+func (UnimplementedJournalServiceServer) AppendBatch(context.Context, *AppendBatchRequest) (*AppendBatchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AppendBatch not implemented")
+}
+func (UnimplementedJournalServiceServer) Claim(context.Context, *ClaimRequest) (*ClaimResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Claim not implemented")
+}
+func (UnimplementedJournalServiceServer) Fold(context.Context, *FoldRequest) (*FoldResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Fold not implemented")
+}
+func (UnimplementedJournalServiceServer) Answer(context.Context, *AnswerRequest) (*AnswerResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Answer not implemented")
+}
+func (UnimplementedJournalServiceServer) Approve(context.Context, *ApproveRequest) (*ApproveResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Approve not implemented")
+}
+func (UnimplementedJournalServiceServer) ListRuns(context.Context, *ListRunsRequest) (*ListRunsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListRuns not implemented")
+}
+func (UnimplementedJournalServiceServer) Read(*ReadRequest, grpc.ServerStreamingServer[ReadResponse]) error {
+	return status.Error(codes.Unimplemented, "method Read not implemented")
+}
+func (UnimplementedJournalServiceServer) mustEmbedUnimplementedJournalServiceServer() {}
+func (UnimplementedJournalServiceServer) testEmbeddedByValue()                        {}
+
+// UnsafeJournalServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to JournalServiceServer will
+// result in compilation errors.
+type UnsafeJournalServiceServer interface {
+	mustEmbedUnimplementedJournalServiceServer()
+}
+
+func RegisterJournalServiceServer(s grpc.ServiceRegistrar, srv JournalServiceServer) {
+	// If the following call panics, it indicates UnimplementedJournalServiceServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&JournalService_ServiceDesc, srv)
+}
+
+func _JournalService_Append_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AppendRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JournalServiceServer).Append(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JournalService_Append_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JournalServiceServer).Append(ctx, req.(*AppendRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JournalService_AppendBatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AppendBatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JournalServiceServer).AppendBatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JournalService_AppendBatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JournalServiceServer).AppendBatch(ctx, req.(*AppendBatchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JournalService_Claim_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ClaimRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JournalServiceServer).Claim(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JournalService_Claim_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JournalServiceServer).Claim(ctx, req.(*ClaimRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JournalService_Fold_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FoldRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JournalServiceServer).Fold(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JournalService_Fold_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JournalServiceServer).Fold(ctx, req.(*FoldRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JournalService_Answer_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AnswerRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JournalServiceServer).Answer(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JournalService_Answer_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JournalServiceServer).Answer(ctx, req.(*AnswerRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JournalService_Approve_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ApproveRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JournalServiceServer).Approve(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JournalService_Approve_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JournalServiceServer).Approve(ctx, req.(*ApproveRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JournalService_ListRuns_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListRunsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JournalServiceServer).ListRuns(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JournalService_ListRuns_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JournalServiceServer).ListRuns(ctx, req.(*ListRunsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JournalService_Read_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ReadRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(JournalServiceServer).Read(m, &grpc.GenericServerStream[ReadRequest, ReadResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type JournalService_ReadServer = grpc.ServerStreamingServer[ReadResponse]
+
+// JournalService_ServiceDesc is the grpc.ServiceDesc for JournalService service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var JournalService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "runjournal.v1.JournalService",
+	HandlerType: (*JournalServiceServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "Append",
+			Handler:    _JournalService_Append_Handler,
+		},
+		{
+			MethodName: "AppendBatch",
+			Handler:    _JournalService_AppendBatch_Handler,
+		},
+		{
+			MethodName: "Claim",
+			Handler:    _JournalService_Claim_Handler,
+		},
+		{
+			MethodName: "Fold",
+			Handler:    _JournalService_Fold_Handler,
+		},
+		{
+			MethodName: "Answer",
+			Handler:    _JournalService_Answer_Handler,
+		},
+		{
+			MethodName: "Approve",
+			Handler:    _JournalService_Approve_Handler,
+		},
+		{
+			MethodName: "ListRuns",
+			Handler:    _JournalService_ListRuns_Handler,
+		},
+	},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Read",
+			Handler:       _JournalService_Read_Handler,
+			ServerStreams: true,
+		},
+	},
+	Metadata: "runjournal/v1/journal_service.proto",
+}
