@@ -1,0 +1,231 @@
+/**
+ * Typed builders for content blocks and journal records.
+ *
+ * Record builders return drafts: records with their payload set and `seq` left
+ * at 0, for a `Run` handle (or `JournalClient.append` after setting `seq`) to
+ * place. The meta record is the exception: it is always seq 1.
+ *
+ * JSON carried as text (tool inputs, opaque blocks, note data) is serialised
+ * with the project's one canonical JSON (`canonicalJson`), so the same call
+ * builds the same bytes in every language and a resent record is recognised as
+ * a duplicate.
+ */
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { canonicalJson } from "./fingerprint.js";
+import {
+  type ContentBlock,
+  ContentBlockSchema,
+  Decision,
+  type Fingerprint,
+  type JournalRecord,
+  JournalRecordSchema,
+  StopReason,
+  TerminalReason,
+  type Usage,
+  UsageSchema,
+} from "./gen/runjournal/v1/records_pb.js";
+
+/** The journal format version this client writes in meta records. */
+export const FORMAT_VERSION = 1;
+
+/** A `StopReason` value, or its short name: "end_turn", "tool_use", "max_tokens", ... */
+export type StopReasonLike = StopReason | "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "pause_turn" | "refusal";
+/** A `TerminalReason` value, or its short name. */
+export type TerminalReasonLike =
+  | TerminalReason
+  | "completed"
+  | "suspended"
+  | "error"
+  | "budget"
+  | "max_iterations"
+  | "cancelled";
+/** A `Decision` value, or its short name. */
+export type DecisionLike = Decision | "approved" | "denied";
+/** A `Usage` message, or its fields. */
+export type UsageLike = Usage | Partial<Pick<Usage, "inputTokens" | "outputTokens" | "cacheReadTokens" | "cacheWriteTokens">>;
+
+/** An enum number from a number or a short name ("tool_use" -> StopReason.TOOL_USE). */
+export function enumValue<E extends Record<string, string | number>>(enumObject: E, value: number | string): number {
+  if (typeof value === "number") return value;
+  const name = value.toUpperCase();
+  const number = enumObject[name];
+  if (typeof number !== "number" || name === "UNSPECIFIED") {
+    const known = Object.keys(enumObject)
+      .filter((k) => Number.isNaN(Number(k)) && k !== "UNSPECIFIED")
+      .map((k) => k.toLowerCase());
+    throw new RangeError(`unknown value ${JSON.stringify(value)}; expected one of: ${known.join(", ")}`);
+  }
+  return number;
+}
+
+export const stopReasonValue = (value: StopReasonLike): StopReason => enumValue(StopReason, value);
+export const terminalReasonValue = (value: TerminalReasonLike): TerminalReason => enumValue(TerminalReason, value);
+export const decisionValue = (value: DecisionLike): Decision => enumValue(Decision, value);
+
+// --- content blocks -----------------------------------------------------------
+
+/** A plain text block. */
+export function textBlock(text: string): ContentBlock {
+  return create(ContentBlockSchema, { block: { case: "text", value: { text } } });
+}
+
+/** A thinking block with the provider's signature, kept verbatim. */
+export function thinkingBlock(thinking: string, signature: string): ContentBlock {
+  return create(ContentBlockSchema, { block: { case: "thinking", value: { thinking, signature } } });
+}
+
+/** A redacted thinking block; `data` is the provider's payload, kept verbatim. */
+export function redactedThinkingBlock(data: string): ContentBlock {
+  return create(ContentBlockSchema, { block: { case: "thinking", value: { redacted: true, data } } });
+}
+
+/** A tool call; `input` (a JSON object) is stored as canonical JSON text. */
+export function toolUseBlock(id: string, name: string, input: Record<string, unknown>): ContentBlock {
+  if (input === null || typeof input !== "object" || Array.isArray(input)) {
+    throw new TypeError("tool input must be a JSON object");
+  }
+  return create(ContentBlockSchema, {
+    block: { case: "toolUse", value: { id, name, inputJson: canonicalJson(input) } },
+  });
+}
+
+/** A provider-specific block (image, citation, ...) kept verbatim as JSON text. */
+export function opaqueBlock(provider: string, type: string, value: unknown): ContentBlock {
+  return create(ContentBlockSchema, { block: { case: "opaque", value: { provider, type, json: canonicalJson(value) } } });
+}
+
+/** Content given either as blocks or as one text. */
+export type ContentLike = string | readonly ContentBlock[];
+
+export function contentOf(content: ContentLike): ContentBlock[] {
+  return typeof content === "string" ? [textBlock(content)] : [...content];
+}
+
+function usageOf(usage: UsageLike | undefined): Usage {
+  if (usage === undefined) return create(UsageSchema);
+  if ("$typeName" in usage) return usage;
+  return create(UsageSchema, usage);
+}
+
+// --- records ------------------------------------------------------------------
+
+export interface MetaOptions {
+  labels?: Record<string, string>;
+  interactive?: boolean;
+  taskId?: string;
+  /** Defaults to now; pass the same value to make a repeated create a verified duplicate. */
+  createdAt?: Date;
+}
+
+/** The meta record that creates a run, at seq 1. */
+export function metaRecord(
+  runId: string,
+  fingerprint: Fingerprint,
+  prompt: ContentLike,
+  options: MetaOptions = {},
+): JournalRecord {
+  return create(JournalRecordSchema, {
+    seq: 1n,
+    payload: {
+      case: "meta",
+      value: {
+        formatVersion: FORMAT_VERSION,
+        runId,
+        createdAt: timestampFromDate(options.createdAt ?? new Date()),
+        fingerprint,
+        prompt: contentOf(prompt),
+        interactive: options.interactive ?? false,
+        labels: { ...(options.labels ?? {}) },
+        taskId: options.taskId ?? "",
+      },
+    },
+  });
+}
+
+/** A draft `assistant` record: one model call. */
+export function assistantRecord(
+  iteration: number,
+  content: readonly ContentBlock[],
+  stopReason: StopReasonLike,
+  usage?: UsageLike,
+): JournalRecord {
+  return create(JournalRecordSchema, {
+    payload: {
+      case: "assistant",
+      value: { iteration, content: [...content], stopReason: stopReasonValue(stopReason), usage: usageOf(usage) },
+    },
+  });
+}
+
+export interface ToolResultOptions {
+  isError?: boolean;
+  remote?: boolean;
+}
+
+/** A draft `tool_result` record; the result as text or content blocks. */
+export function toolResultRecord(toolUseId: string, content: ContentLike, options: ToolResultOptions = {}): JournalRecord {
+  return create(JournalRecordSchema, {
+    payload: {
+      case: "toolResult",
+      value: {
+        toolUseId,
+        content: contentOf(content),
+        isError: options.isError ?? false,
+        remote: options.remote ?? false,
+      },
+    },
+  });
+}
+
+/**
+ * A draft `deferral` record: the call awaits an out-of-band answer. Never optional.
+ * With `needsApproval` it awaits an operator's decision instead.
+ */
+export function deferralRecord(
+  toolUseId: string,
+  reason: string,
+  expectedAnswerer: string,
+  options: { needsApproval?: boolean } = {},
+): JournalRecord {
+  return create(JournalRecordSchema, {
+    payload: {
+      case: "deferral",
+      value: { toolUseId, reason, expectedAnswerer, needsApproval: options.needsApproval ?? false },
+    },
+  });
+}
+
+/** A draft `user` record: a free-standing follow-up message. */
+export function userRecord(content: ContentLike): JournalRecord {
+  return create(JournalRecordSchema, { payload: { case: "user", value: { content: contentOf(content) } } });
+}
+
+/** A draft `terminal` record: why the run stopped. */
+export function terminalRecord(reason: TerminalReasonLike, message = ""): JournalRecord {
+  return create(JournalRecordSchema, {
+    payload: { case: "terminal", value: { reason: terminalReasonValue(reason), message } },
+  });
+}
+
+/** A draft `note` record (always optional); `data`, if given, is stored as canonical JSON text. */
+export function noteRecord(text: string, data?: unknown): JournalRecord {
+  return create(JournalRecordSchema, {
+    optional: true,
+    payload: { case: "note", value: { text, dataJson: data === undefined ? "" : canonicalJson(data) } },
+  });
+}
+
+/** A draft `approval` record: an operator's decision on a call of the open turn. */
+export function approvalRecord(toolUseId: string, decision: DecisionLike, approver: string, reason = ""): JournalRecord {
+  return create(JournalRecordSchema, {
+    payload: { case: "approval", value: { toolUseId, decision: decisionValue(decision), approver, reason } },
+  });
+}
+
+/** A draft `reconfigure` record (only where the gate allows it without force). */
+export function reconfigureRecord(fingerprint: Fingerprint, changedFields: readonly string[]): JournalRecord {
+  return create(JournalRecordSchema, {
+    payload: { case: "reconfigure", value: { fingerprint, changedFields: [...changedFields] } },
+  });
+}

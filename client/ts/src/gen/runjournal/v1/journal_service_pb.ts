@@ -1,0 +1,877 @@
+// The journal service: append records, claim runs, fold, answer deferred calls,
+// list and read runs.
+//
+// Errors. Every refusal is a gRPC status carrying a `google.rpc.ErrorInfo`
+// detail with domain "runjournal.dev" and a stable upper-case `reason`; clients
+// branch on the reason, never on the message text. (Only gRPC's own refusals,
+// before the server reads a call, carry none: RESOURCE_EXHAUSTED for a request
+// over the receive limit or a call beyond the server's concurrent-call cap.) The metadata carries the
+// numbers a client needs (`run_id`, `last_seq`, `claim_token`, `claimed_by`,
+// `answered_at_seq`, `line`, `seq`, ...). The reasons and their codes:
+//
+//   INVALID_ARGUMENT     INVALID_ARGUMENT   a field is malformed; `field` names it
+//   INVALID_RECORD       INVALID_ARGUMENT   the record breaks its schema or the run's state
+//   RECORD_TOO_LARGE     RESOURCE_EXHAUSTED a record exceeds the maximum record size
+//   RESPONSE_TOO_LARGE   RESOURCE_EXHAUSTED a Claim's or Fold's state would not fit in one
+//                                           response; ask with `conversation_from`
+//   RUN_NOT_FOUND        NOT_FOUND          no journal for the run id
+//   RUN_EXISTS           ALREADY_EXISTS     a meta record for an existing run
+//   SEQ_GAP              FAILED_PRECONDITION seq > last_seq + 1
+//   SEQ_CONFLICT         ABORTED            a different record is stored at seq
+//   RUN_CLAIMED          FAILED_PRECONDITION the claim token is not the latest claim
+//   RUN_LOCKED           UNAVAILABLE        another server process holds the run
+//   VERSION_MISMATCH     FAILED_PRECONDITION the journal's format version is not 1
+//   CORRUPT_JOURNAL      DATA_LOSS          the stored journal is damaged
+//   RESUME_REFUSED       FAILED_PRECONDITION the resume gate refused the claim (or an
+//                                           appended `reconfigure`)
+//   ALREADY_ANSWERED     ALREADY_EXISTS     the call already has a result
+//   NOT_DEFERRED         FAILED_PRECONDITION the call was never deferred
+//   ALREADY_DECIDED      ALREADY_EXISTS     the call already has an operator decision
+//   CALL_NOT_PENDING     FAILED_PRECONDITION the call is not in the run's pending batch
+//   STORAGE_FULL         RESOURCE_EXHAUSTED the disk is full; nothing was written
+//   STORAGE_UNAVAILABLE  UNAVAILABLE        the store failed; retry the same request
+//   UNAUTHENTICATED      UNAUTHENTICATED    token auth is on and no valid bearer token was sent
+//   PERMISSION_DENIED    PERMISSION_DENIED  the run id is outside the token's run-id prefixes, or
+//                                           the call needs a scope the token lacks
+//
+// The metadata of each reason (values are strings: integers in decimal, lists
+// comma-joined; `?` marks a key present only when it applies). This table is
+// pinned, with the same keys and types, in the Python package
+// `runjournal.error_metadata`, which the server builds every ErrorInfo with:
+//
+//   INVALID_ARGUMENT     field, index?
+//   INVALID_RECORD       field, seq?, index?
+//   RECORD_TOO_LARGE     size, limit, seq?, index?
+//   RESPONSE_TOO_LARGE   run_id, size, limit
+//   RUN_NOT_FOUND        run_id
+//   RUN_EXISTS           run_id, index?
+//   SEQ_GAP              run_id, seq, last_seq, index?
+//   SEQ_CONFLICT         run_id, seq, last_seq, index?
+//   RUN_CLAIMED          run_id, claim_token, claimed_by (may be empty)
+//   RUN_LOCKED           run_id
+//   VERSION_MISMATCH     run_id, found_version, expected_version
+//   CORRUPT_JOURNAL      run_id, line?, seq?
+//   RESUME_REFUSED       run_id, fields (list)
+//   ALREADY_ANSWERED     run_id, tool_use_id, answered_at_seq
+//   NOT_DEFERRED         run_id, tool_use_id
+//   ALREADY_DECIDED      run_id, tool_use_id, decided_at_seq
+//   CALL_NOT_PENDING     run_id, tool_use_id
+//   STORAGE_FULL         run_id? or task_id?
+//   STORAGE_UNAVAILABLE  run_id? or task_id?
+//   UNAUTHENTICATED      (none)
+//   PERMISSION_DENIED    principal (the token's name), run_id? or task_id?, scope?
+//   TASK_NOT_FOUND, TASK_CONFLICT, ALREADY_COMPLETED   task_id
+//
+// `index` is set only by AppendBatch, on a refusal about one record of the
+// batch: its 0-based position in `AppendBatchRequest.records`.
+//
+// With token auth on, every RPC takes `authorization: Bearer <token>` metadata
+// and may fail UNAUTHENTICATED or PERMISSION_DENIED; ListRuns then lists only
+// the runs within the token's prefixes. Each token has scopes: `worker` for
+// Append, AppendBatch and Claim (and TaskService's SubmitTask and
+// CompleteTask), `operator` for Answer and Approve; either scope may Fold,
+// Read and list. A call without the scope it needs is PERMISSION_DENIED with
+// `scope` naming it. With auth on, Approve records the token's name as the
+// approver and Answer records it as the result's `answered_by`, so neither
+// can be written through Append (PERMISSION_DENIED).
+
+// @generated by protoc-gen-es v2.13.0 with parameter "target=ts,import_extension=js"
+// @generated from file runjournal/v1/journal_service.proto (package runjournal.v1, syntax proto3)
+/* eslint-disable */
+
+import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { ContentBlock, Decision, Fingerprint, JournalRecord } from "./records_pb.js";
+import { file_runjournal_v1_records } from "./records_pb.js";
+import type { GateReport, RunState, RunStatus, RunSummary } from "./state_pb.js";
+import { file_runjournal_v1_state } from "./state_pb.js";
+import type { Message } from "@bufbuild/protobuf";
+
+/**
+ * Describes the file runjournal/v1/journal_service.proto.
+ */
+export const file_runjournal_v1_journal_service: GenFile = /*@__PURE__*/
+  fileDesc("CiNydW5qb3VybmFsL3YxL2pvdXJuYWxfc2VydmljZS5wcm90bxINcnVuam91cm5hbC52MSJiCg1BcHBlbmRSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRITCgtjbGFpbV90b2tlbhgCIAEoAxIsCgZyZWNvcmQYAyABKAsyHC5ydW5qb3VybmFsLnYxLkpvdXJuYWxSZWNvcmQiQgoOQXBwZW5kUmVzcG9uc2USCwoDc2VxGAEgASgDEhEKCWR1cGxpY2F0ZRgCIAEoCBIQCghsYXN0X3NlcRgDIAEoAyJoChJBcHBlbmRCYXRjaFJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhMKC2NsYWltX3Rva2VuGAIgASgDEi0KB3JlY29yZHMYAyADKAsyHC5ydW5qb3VybmFsLnYxLkpvdXJuYWxSZWNvcmQiTgoTQXBwZW5kQmF0Y2hSZXNwb25zZRIRCglmaXJzdF9zZXEYASABKAMSEgoKZHVwbGljYXRlcxgCIAEoBRIQCghsYXN0X3NlcRgDIAEoAyK3AQoMQ2xhaW1SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIRCgl3b3JrZXJfaWQYAiABKAkSDAoEaG9zdBgDIAEoCRILCgNwaWQYBCABKAUSDgoGcmVhc29uGAUgASgJEi8KC2ZpbmdlcnByaW50GAYgASgLMhoucnVuam91cm5hbC52MS5GaW5nZXJwcmludBINCgVmb3JjZRgHIAEoCBIZChFjb252ZXJzYXRpb25fZnJvbRgIIAEoBSKgAQoNQ2xhaW1SZXNwb25zZRITCgtjbGFpbV90b2tlbhgBIAEoAxIQCghsYXN0X3NlcRgCIAEoAxImCgVzdGF0ZRgDIAEoCzIXLnJ1bmpvdXJuYWwudjEuUnVuU3RhdGUSJwoEZ2F0ZRgEIAEoCzIZLnJ1bmpvdXJuYWwudjEuR2F0ZVJlcG9ydBIXCg9yZXN1bWVfcmVtaW5kZXIYBSABKAkiSwoLRm9sZFJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhEKCWFzX29mX3NlcRgCIAEoAxIZChFjb252ZXJzYXRpb25fZnJvbRgDIAEoBSI2CgxGb2xkUmVzcG9uc2USJgoFc3RhdGUYASABKAsyFy5ydW5qb3VybmFsLnYxLlJ1blN0YXRlInQKDUFuc3dlclJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhMKC3Rvb2xfdXNlX2lkGAIgASgJEiwKB2NvbnRlbnQYAyADKAsyGy5ydW5qb3VybmFsLnYxLkNvbnRlbnRCbG9jaxIQCghpc19lcnJvchgEIAEoCCIdCg5BbnN3ZXJSZXNwb25zZRILCgNzZXEYASABKAMiggEKDkFwcHJvdmVSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRITCgt0b29sX3VzZV9pZBgCIAEoCRIpCghkZWNpc2lvbhgDIAEoDjIXLnJ1bmpvdXJuYWwudjEuRGVjaXNpb24SEAoIYXBwcm92ZXIYBCABKAkSDgoGcmVhc29uGAUgASgJIh4KD0FwcHJvdmVSZXNwb25zZRILCgNzZXEYASABKAMi+gEKD0xpc3RSdW5zUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUSEgoKcGFnZV90b2tlbhgCIAEoCRIoCgZzdGF0dXMYAyABKA4yGC5ydW5qb3VybmFsLnYxLlJ1blN0YXR1cxI6CgZsYWJlbHMYBCADKAsyKi5ydW5qb3VybmFsLnYxLkxpc3RSdW5zUmVxdWVzdC5MYWJlbHNFbnRyeRIaChJ3YWl0aW5nX2Zvcl9wZXJzb24YBSABKAgSDwoHdGFza19pZBgGIAEoCRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIlQKEExpc3RSdW5zUmVzcG9uc2USJwoEcnVucxgBIAMoCzIZLnJ1bmpvdXJuYWwudjEuUnVuU3VtbWFyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiLwoLUmVhZFJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhAKCGZyb21fc2VxGAIgASgDIl4KDFJlYWRSZXNwb25zZRIsCgZyZWNvcmQYASABKAsyHC5ydW5qb3VybmFsLnYxLkpvdXJuYWxSZWNvcmQSEwoLc3RvcmVkX2xpbmUYAiABKAwSCwoDc2VxGAMgASgDMtMECg5Kb3VybmFsU2VydmljZRJFCgZBcHBlbmQSHC5ydW5qb3VybmFsLnYxLkFwcGVuZFJlcXVlc3QaHS5ydW5qb3VybmFsLnYxLkFwcGVuZFJlc3BvbnNlElQKC0FwcGVuZEJhdGNoEiEucnVuam91cm5hbC52MS5BcHBlbmRCYXRjaFJlcXVlc3QaIi5ydW5qb3VybmFsLnYxLkFwcGVuZEJhdGNoUmVzcG9uc2USQgoFQ2xhaW0SGy5ydW5qb3VybmFsLnYxLkNsYWltUmVxdWVzdBocLnJ1bmpvdXJuYWwudjEuQ2xhaW1SZXNwb25zZRI/CgRGb2xkEhoucnVuam91cm5hbC52MS5Gb2xkUmVxdWVzdBobLnJ1bmpvdXJuYWwudjEuRm9sZFJlc3BvbnNlEkUKBkFuc3dlchIcLnJ1bmpvdXJuYWwudjEuQW5zd2VyUmVxdWVzdBodLnJ1bmpvdXJuYWwudjEuQW5zd2VyUmVzcG9uc2USSAoHQXBwcm92ZRIdLnJ1bmpvdXJuYWwudjEuQXBwcm92ZVJlcXVlc3QaHi5ydW5qb3VybmFsLnYxLkFwcHJvdmVSZXNwb25zZRJLCghMaXN0UnVucxIeLnJ1bmpvdXJuYWwudjEuTGlzdFJ1bnNSZXF1ZXN0Gh8ucnVuam91cm5hbC52MS5MaXN0UnVuc1Jlc3BvbnNlEkEKBFJlYWQSGi5ydW5qb3VybmFsLnYxLlJlYWRSZXF1ZXN0GhsucnVuam91cm5hbC52MS5SZWFkUmVzcG9uc2UwAWIGcHJvdG8z", [file_runjournal_v1_records, file_runjournal_v1_state]);
+
+/**
+ * Request of JournalService.Append.
+ *
+ * @generated from message runjournal.v1.AppendRequest
+ */
+export type AppendRequest = Message<"runjournal.v1.AppendRequest"> & {
+  /**
+   * The run id (1-128 characters of [A-Za-z0-9_-], starting with a letter or
+   * digit).
+   *
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * The writer's claim token: the seq of its claim record, or 1 for the
+   * worker that created the run and has not been superseded. Ignored for the
+   * meta record that creates the run.
+   *
+   * @generated from field: int64 claim_token = 2;
+   */
+  claimToken: bigint;
+
+  /**
+   * The record to append; `record.seq` is the position it must take.
+   *
+   * @generated from field: runjournal.v1.JournalRecord record = 3;
+   */
+  record?: JournalRecord | undefined;
+};
+
+/**
+ * Describes the message runjournal.v1.AppendRequest.
+ * Use `create(AppendRequestSchema)` to create a new message.
+ */
+export const AppendRequestSchema: GenMessage<AppendRequest> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_journal_service, 0);
+
+/**
+ * Response of JournalService.Append.
+ *
+ * @generated from message runjournal.v1.AppendResponse
+ */
+export type AppendResponse = Message<"runjournal.v1.AppendResponse"> & {
+  /**
+   * The seq the record has in the journal.
+   *
+   * @generated from field: int64 seq = 1;
+   */
+  seq: bigint;
+
+  /**
+   * True when the record was already stored (a retry): nothing was written.
+   *
+   * @generated from field: bool duplicate = 2;
+   */
+  duplicate: boolean;
+
+  /**
+   * The journal's last seq after the call.
+   *
+   * @generated from field: int64 last_seq = 3;
+   */
+  lastSeq: bigint;
+};
+
+/**
+ * Describes the message runjournal.v1.AppendResponse.
+ * Use `create(AppendResponseSchema)` to create a new message.
+ */
+export const AppendResponseSchema: GenMessage<AppendResponse> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_journal_service, 1);
+
+/**
+ * Request of JournalService.AppendBatch.
+ *
+ * @generated from message runjournal.v1.AppendBatchRequest
+ */
+export type AppendBatchRequest = Message<"runjournal.v1.AppendBatchRequest"> & {
+  /**
+   * The run id.
+   *
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * The writer's claim token, as in AppendRequest.
+   *
+   * @generated from field: int64 claim_token = 2;
+   */
+  claimToken: bigint;
+
+  /**
+   * Consecutive records: each seq is the previous one + 1. At most 1,000.
+   *
+   * @generated from field: repeated runjournal.v1.JournalRecord records = 3;
+   */
+  records: JournalRecord[];
+};
+
+/**
+ * Describes the message runjournal.v1.AppendBatchRequest.
+ * Use `create(AppendBatchRequestSchema)` to create a new message.
+ */
+export const AppendBatchRequestSchema: GenMessage<AppendBatchRequest> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_journal_service, 2);
+
+/**
+ * Response of JournalService.AppendBatch.
+ *
+ * @generated from message runjournal.v1.AppendBatchResponse
+ */
+export type AppendBatchResponse = Message<"runjournal.v1.AppendBatchResponse"> & {
+  /**
+   * The seq of the first record of the batch.
+   *
+   * @generated from field: int64 first_seq = 1;
+   */
+  firstSeq: bigint;
+
+  /**
+   * How many leading records were already stored (verified duplicates).
+   *
+   * @generated from field: int32 duplicates = 2;
+   */
+  duplicates: number;
+
+  /**
+   * The journal's last seq after the call.
+   *
+   * @generated from field: int64 last_seq = 3;
+   */
+  lastSeq: bigint;
+};
+
+/**
+ * Describes the message runjournal.v1.AppendBatchResponse.
+ * Use `create(AppendBatchResponseSchema)` to create a new message.
+ */
+export const AppendBatchResponseSchema: GenMessage<AppendBatchResponse> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_journal_service, 3);
+
+/**
+ * Request of JournalService.Claim.
+ *
+ * @generated from message runjournal.v1.ClaimRequest
+ */
+export type ClaimRequest = Message<"runjournal.v1.ClaimRequest"> & {
+  /**
+   * The run id.
+   *
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * The claiming worker's id (1-256 characters), stored in the claim record.
+   *
+   * @generated from field: string worker_id = 2;
+   */
+  workerId: string;
+
+  /**
+   * The worker's host name, for diagnostics.
+   *
+   * @generated from field: string host = 3;
+   */
+  host: string;
+
+  /**
+   * The worker's process id, for diagnostics.
+   *
+   * @generated from field: int32 pid = 4;
+   */
+  pid: number;
+
+  /**
+   * Why the run is claimed, for diagnostics.
+   *
+   * @generated from field: string reason = 5;
+   */
+  reason: string;
+
+  /**
+   * The configuration the worker will run under, compared by the resume gate.
+   *
+   * @generated from field: runjournal.v1.Fingerprint fingerprint = 6;
+   */
+  fingerprint?: Fingerprint | undefined;
+
+  /**
+   * Accept blocking differences (and tool differences with a pending batch).
+   * Hard differences are refused even when forced.
+   *
+   * @generated from field: bool force = 7;
+   */
+  force: boolean;
+
+  /**
+   * Return the state's conversation from this message index on, as
+   * FoldRequest.conversation_from does (0 returns all of it). A worker that
+   * resumes a long run asks for what it lacks, so the answer stays small.
+   *
+   * @generated from field: int32 conversation_from = 8;
+   */
+  conversationFrom: number;
+};
+
+/**
+ * Describes the message runjournal.v1.ClaimRequest.
+ * Use `create(ClaimRequestSchema)` to create a new message.
+ */
+export const ClaimRequestSchema: GenMessage<ClaimRequest> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_journal_service, 4);
+
+/**
+ * Response of JournalService.Claim.
+ *
+ * @generated from message runjournal.v1.ClaimResponse
+ */
+export type ClaimResponse = Message<"runjournal.v1.ClaimResponse"> & {
+  /**
+   * The claim token: the seq of the claim record. Send it with every Append.
+   *
+   * @generated from field: int64 claim_token = 1;
+   */
+  claimToken: bigint;
+
+  /**
+   * The journal's last seq after the claim (and reconfigure) records: the
+   * worker's first record goes at last_seq + 1.
+   *
+   * @generated from field: int64 last_seq = 2;
+   */
+  lastSeq: bigint;
+
+  /**
+   * The folded state after the claim.
+   *
+   * @generated from field: runjournal.v1.RunState state = 3;
+   */
+  state?: RunState | undefined;
+
+  /**
+   * The resume gate's report.
+   *
+   * @generated from field: runjournal.v1.GateReport gate = 4;
+   */
+  gate?: GateReport | undefined;
+
+  /**
+   * Text the worker may add to its system prompt to tell the model it was
+   * resumed. Never part of any fingerprint.
+   *
+   * @generated from field: string resume_reminder = 5;
+   */
+  resumeReminder: string;
+};
+
+/**
+ * Describes the message runjournal.v1.ClaimResponse.
+ * Use `create(ClaimResponseSchema)` to create a new message.
+ */
+export const ClaimResponseSchema: GenMessage<ClaimResponse> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_journal_service, 5);
+
+/**
+ * Request of JournalService.Fold.
+ *
+ * @generated from message runjournal.v1.FoldRequest
+ */
+export type FoldRequest = Message<"runjournal.v1.FoldRequest"> & {
+  /**
+   * The run id.
+   *
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * Fold only the records up to this seq; 0 folds them all.
+   *
+   * @generated from field: int64 as_of_seq = 2;
+   */
+  asOfSeq: bigint;
+
+  /**
+   * Return the conversation from this message index on (0 returns all of
+   * it). Every message but the last is final once it has appeared; the last
+   * may still grow when a follow-up merges into it. So a worker that keeps
+   * the conversation asks from its last known index and replaces that message:
+   * on a long run this answers in a fraction of the time of a full fold.
+   * RunState.conversation_offset and conversation_size describe the slice.
+   *
+   * @generated from field: int32 conversation_from = 3;
+   */
+  conversationFrom: number;
+};
+
+/**
+ * Describes the message runjournal.v1.FoldRequest.
+ * Use `create(FoldRequestSchema)` to create a new message.
+ */
+export const FoldRequestSchema: GenMessage<FoldRequest> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_journal_service, 6);
+
+/**
+ * Response of JournalService.Fold.
+ *
+ * @generated from message runjournal.v1.FoldResponse
+ */
+export type FoldResponse = Message<"runjournal.v1.FoldResponse"> & {
+  /**
+   * The folded state.
+   *
+   * @generated from field: runjournal.v1.RunState state = 1;
+   */
+  state?: RunState | undefined;
+};
+
+/**
+ * Describes the message runjournal.v1.FoldResponse.
+ * Use `create(FoldResponseSchema)` to create a new message.
+ */
+export const FoldResponseSchema: GenMessage<FoldResponse> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_journal_service, 7);
+
+/**
+ * Request of JournalService.Answer.
+ *
+ * @generated from message runjournal.v1.AnswerRequest
+ */
+export type AnswerRequest = Message<"runjournal.v1.AnswerRequest"> & {
+  /**
+   * The run id.
+   *
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * The deferred call to answer.
+   *
+   * @generated from field: string tool_use_id = 2;
+   */
+  toolUseId: string;
+
+  /**
+   * The result: text and opaque blocks.
+   *
+   * @generated from field: repeated runjournal.v1.ContentBlock content = 3;
+   */
+  content: ContentBlock[];
+
+  /**
+   * True when the answer is a failure.
+   *
+   * @generated from field: bool is_error = 4;
+   */
+  isError: boolean;
+};
+
+/**
+ * Describes the message runjournal.v1.AnswerRequest.
+ * Use `create(AnswerRequestSchema)` to create a new message.
+ */
+export const AnswerRequestSchema: GenMessage<AnswerRequest> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_journal_service, 8);
+
+/**
+ * Response of JournalService.Answer.
+ *
+ * @generated from message runjournal.v1.AnswerResponse
+ */
+export type AnswerResponse = Message<"runjournal.v1.AnswerResponse"> & {
+  /**
+   * The seq of the written tool_result record.
+   *
+   * @generated from field: int64 seq = 1;
+   */
+  seq: bigint;
+};
+
+/**
+ * Describes the message runjournal.v1.AnswerResponse.
+ * Use `create(AnswerResponseSchema)` to create a new message.
+ */
+export const AnswerResponseSchema: GenMessage<AnswerResponse> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_journal_service, 9);
+
+/**
+ * Request of JournalService.Approve.
+ *
+ * @generated from message runjournal.v1.ApproveRequest
+ */
+export type ApproveRequest = Message<"runjournal.v1.ApproveRequest"> & {
+  /**
+   * The run id.
+   *
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * The call decided on; it must be in the run's pending batch.
+   *
+   * @generated from field: string tool_use_id = 2;
+   */
+  toolUseId: string;
+
+  /**
+   * The decision (approved or denied).
+   *
+   * @generated from field: runjournal.v1.Decision decision = 3;
+   */
+  decision: Decision;
+
+  /**
+   * Who decides (1-256 characters). With token auth on, leave it empty (or
+   * send the token's own name): the server records the authenticated token's
+   * name, and refuses a different name with PERMISSION_DENIED, so an
+   * approval never names someone who did not send it. With auth off it is
+   * required and recorded as sent.
+   *
+   * @generated from field: string approver = 4;
+   */
+  approver: string;
+
+  /**
+   * Why, for the record.
+   *
+   * @generated from field: string reason = 5;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message runjournal.v1.ApproveRequest.
+ * Use `create(ApproveRequestSchema)` to create a new message.
+ */
+export const ApproveRequestSchema: GenMessage<ApproveRequest> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_journal_service, 10);
+
+/**
+ * Response of JournalService.Approve.
+ *
+ * @generated from message runjournal.v1.ApproveResponse
+ */
+export type ApproveResponse = Message<"runjournal.v1.ApproveResponse"> & {
+  /**
+   * The seq of the written approval record.
+   *
+   * @generated from field: int64 seq = 1;
+   */
+  seq: bigint;
+};
+
+/**
+ * Describes the message runjournal.v1.ApproveResponse.
+ * Use `create(ApproveResponseSchema)` to create a new message.
+ */
+export const ApproveResponseSchema: GenMessage<ApproveResponse> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_journal_service, 11);
+
+/**
+ * Request of JournalService.ListRuns.
+ *
+ * @generated from message runjournal.v1.ListRunsRequest
+ */
+export type ListRunsRequest = Message<"runjournal.v1.ListRunsRequest"> & {
+  /**
+   * The maximum number of runs to return, 1-1000; 0 means 100.
+   *
+   * @generated from field: int32 page_size = 1;
+   */
+  pageSize: number;
+
+  /**
+   * The `next_page_token` of a previous call with the same filters, or empty.
+   *
+   * @generated from field: string page_token = 2;
+   */
+  pageToken: string;
+
+  /**
+   * Only runs with this status; unspecified matches every status.
+   *
+   * @generated from field: runjournal.v1.RunStatus status = 3;
+   */
+  status: RunStatus;
+
+  /**
+   * Only runs whose labels include every one of these key/value pairs.
+   *
+   * @generated from field: map<string, string> labels = 4;
+   */
+  labels: { [key: string]: string };
+
+  /**
+   * Only runs that wait for a person (the human inbox): a deferred call
+   * without an answer, or a call awaiting a decision.
+   *
+   * @generated from field: bool waiting_for_person = 5;
+   */
+  waitingForPerson: boolean;
+
+  /**
+   * Only runs whose meta names this task; empty matches every run.
+   *
+   * @generated from field: string task_id = 6;
+   */
+  taskId: string;
+};
+
+/**
+ * Describes the message runjournal.v1.ListRunsRequest.
+ * Use `create(ListRunsRequestSchema)` to create a new message.
+ */
+export const ListRunsRequestSchema: GenMessage<ListRunsRequest> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_journal_service, 12);
+
+/**
+ * Response of JournalService.ListRuns.
+ *
+ * @generated from message runjournal.v1.ListRunsResponse
+ */
+export type ListRunsResponse = Message<"runjournal.v1.ListRunsResponse"> & {
+  /**
+   * The runs of this page, newest first (by created time, then run id).
+   *
+   * @generated from field: repeated runjournal.v1.RunSummary runs = 1;
+   */
+  runs: RunSummary[];
+
+  /**
+   * The token for the next page; empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message runjournal.v1.ListRunsResponse.
+ * Use `create(ListRunsResponseSchema)` to create a new message.
+ */
+export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_journal_service, 13);
+
+/**
+ * Request of JournalService.Read.
+ *
+ * @generated from message runjournal.v1.ReadRequest
+ */
+export type ReadRequest = Message<"runjournal.v1.ReadRequest"> & {
+  /**
+   * The run id.
+   *
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * The first seq to send; 0 or 1 sends from the start.
+   *
+   * @generated from field: int64 from_seq = 2;
+   */
+  fromSeq: bigint;
+};
+
+/**
+ * Describes the message runjournal.v1.ReadRequest.
+ * Use `create(ReadRequestSchema)` to create a new message.
+ */
+export const ReadRequestSchema: GenMessage<ReadRequest> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_journal_service, 14);
+
+/**
+ * One stored record, as streamed by JournalService.Read.
+ *
+ * @generated from message runjournal.v1.ReadResponse
+ */
+export type ReadResponse = Message<"runjournal.v1.ReadResponse"> & {
+  /**
+   * The record. For a record of a protocol id this server does not know (an
+   * `optional` record from a newer writer), only `seq` and `optional` are set
+   * and no payload is: `stored_line` holds the record whole.
+   *
+   * @generated from field: runjournal.v1.JournalRecord record = 1;
+   */
+  record?: JournalRecord | undefined;
+
+  /**
+   * The stored line exactly as kept by the backend (canonical JSON with its
+   * checksum), without the trailing newline.
+   *
+   * @generated from field: bytes stored_line = 2;
+   */
+  storedLine: Uint8Array;
+
+  /**
+   * The record's seq, always set, whatever its kind. A client resuming a
+   * broken stream asks again with `from_seq` = the last `seq` it received + 1,
+   * so no record is repeated or skipped.
+   *
+   * @generated from field: int64 seq = 3;
+   */
+  seq: bigint;
+};
+
+/**
+ * Describes the message runjournal.v1.ReadResponse.
+ * Use `create(ReadResponseSchema)` to create a new message.
+ */
+export const ReadResponseSchema: GenMessage<ReadResponse> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_journal_service, 15);
+
+/**
+ * Keeps the durable journals of agent runs. The server owns sequence checking,
+ * claiming, folding and journal locks, so every client gets the same semantics.
+ *
+ * @generated from service runjournal.v1.JournalService
+ */
+export const JournalService: GenService<{
+  /**
+   * Appends one record to a run. A run is created by appending its `meta`
+   * record at seq 1. The append rule: seq == last_seq + 1 is written;
+   * seq <= last_seq is a retry, acknowledged as a duplicate only when the
+   * stored record is byte-identical, else SEQ_CONFLICT; seq > last_seq + 1 is
+   * SEQ_GAP. The record is validated against its schema and against the run's
+   * folded state before anything is written. Acknowledged means durable.
+   * RUN_EXISTS is a different `meta` at seq 1 of an existing run; any other
+   * record there is SEQ_CONFLICT. An appended `reconfigure` passes the resume
+   * gate first (see Reconfigure): a hard or blocking change is RESUME_REFUSED.
+   *
+   * Errors: INVALID_ARGUMENT, INVALID_RECORD, RECORD_TOO_LARGE, RUN_NOT_FOUND,
+   * RUN_EXISTS, SEQ_GAP, SEQ_CONFLICT, RUN_CLAIMED, RUN_LOCKED,
+   * RESUME_REFUSED, CORRUPT_JOURNAL, VERSION_MISMATCH, STORAGE_FULL,
+   * STORAGE_UNAVAILABLE.
+   *
+   * @generated from rpc runjournal.v1.JournalService.Append
+   */
+  append: {
+    methodKind: "unary";
+    input: typeof AppendRequestSchema;
+    output: typeof AppendResponseSchema;
+  },
+  /**
+   * Appends several consecutive records of one run, all or nothing, with one
+   * write and one sync. A batch that repeats already-stored records verifies
+   * them like single appends and writes only the new tail. All or nothing
+   * holds across a crash too: a batch the server died in the middle of is
+   * never read back in part, and a batch that creates a run (meta and more)
+   * leaves the whole run or none.
+   *
+   * Errors: as Append. A refusal about one record of the batch (INVALID_RECORD,
+   * RECORD_TOO_LARGE, SEQ_CONFLICT, SEQ_GAP for the first new record,
+   * RUN_EXISTS for a different meta, INVALID_ARGUMENT for a record out of
+   * sequence) carries `index`, the record's 0-based position in `records`; a
+   * refusal about the run (RUN_CLAIMED, CORRUPT_JOURNAL, ...) carries none.
+   *
+   * @generated from rpc runjournal.v1.JournalService.AppendBatch
+   */
+  appendBatch: {
+    methodKind: "unary";
+    input: typeof AppendBatchRequestSchema;
+    output: typeof AppendBatchResponseSchema;
+  },
+  /**
+   * Takes over a run for a worker. Order: load and gate first (a refusal
+   * writes nothing and takes no lock); then append the `claim` record; then a
+   * `reconfigure` record when a fingerprint difference was crossed; then read
+   * `last_seq`. The claim's seq is the worker's claim token for every later
+   * Append; any earlier holder is refused at its next append. The answer
+   * carries the folded state; when it would not fit in the server's largest
+   * response (`max_send_message_bytes`), the claim is refused with
+   * RESPONSE_TOO_LARGE before anything is written: claim again with
+   * `conversation_from` and read the conversation with Fold.
+   *
+   * Errors: INVALID_ARGUMENT, RUN_NOT_FOUND, RESUME_REFUSED, RUN_LOCKED,
+   * RESPONSE_TOO_LARGE (with `size` and `limit`), CORRUPT_JOURNAL,
+   * VERSION_MISMATCH, STORAGE_FULL, STORAGE_UNAVAILABLE.
+   *
+   * @generated from rpc runjournal.v1.JournalService.Claim
+   */
+  claim: {
+    methodKind: "unary";
+    input: typeof ClaimRequestSchema;
+    output: typeof ClaimResponseSchema;
+  },
+  /**
+   * Returns the folded state of a run, now or as of a given seq.
+   *
+   * Errors: INVALID_ARGUMENT, RUN_NOT_FOUND, CORRUPT_JOURNAL, VERSION_MISMATCH.
+   *
+   * @generated from rpc runjournal.v1.JournalService.Fold
+   */
+  fold: {
+    methodKind: "unary";
+    input: typeof FoldRequestSchema;
+    output: typeof FoldResponseSchema;
+  },
+  /**
+   * Answers a deferred call of the run's pending batch by writing exactly one
+   * ordinary `tool_result` record (remote), so the next resume is an ordinary
+   * resume. It validates before taking any lock. Needs no claim token. With
+   * token auth on it needs the `operator` scope and the record's
+   * `answered_by` is the token's name.
+   *
+   * Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND, ALREADY_ANSWERED (with
+   * `answered_at_seq`), NOT_DEFERRED, RUN_LOCKED, CORRUPT_JOURNAL,
+   * VERSION_MISMATCH, RECORD_TOO_LARGE, STORAGE_FULL, STORAGE_UNAVAILABLE.
+   *
+   * @generated from rpc runjournal.v1.JournalService.Answer
+   */
+  answer: {
+    methodKind: "unary";
+    input: typeof AnswerRequestSchema;
+    output: typeof AnswerResponseSchema;
+  },
+  /**
+   * Records an operator's decision on a call of the run's pending batch, by
+   * writing exactly one `approval` record. It validates before taking any
+   * lock: a call already answered is ALREADY_ANSWERED (with
+   * `answered_at_seq`), a call already decided is ALREADY_DECIDED (with
+   * `decided_at_seq`), a call not in the pending batch is CALL_NOT_PENDING; a
+   * refusal writes nothing. Needs no claim token. An approved call is then run
+   * by the worker; a denied one is answered by the worker with an error result.
+   * With token auth on it needs the `operator` scope and the approver is the
+   * token's name (see ApproveRequest.approver).
+   *
+   * Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND, ALREADY_ANSWERED,
+   * ALREADY_DECIDED, CALL_NOT_PENDING, RUN_LOCKED, CORRUPT_JOURNAL,
+   * VERSION_MISMATCH, STORAGE_FULL, STORAGE_UNAVAILABLE.
+   *
+   * @generated from rpc runjournal.v1.JournalService.Approve
+   */
+  approve: {
+    methodKind: "unary";
+    input: typeof ApproveRequestSchema;
+    output: typeof ApproveResponseSchema;
+  },
+  /**
+   * Lists runs, newest first, with summaries derived by the listing rule (the
+   * meta and the last non-inert record; journals are not folded). A run is
+   * listed with status CORRUPT when the part the listing reads (its meta and
+   * its tail) is damaged, or when this server already found its journal
+   * damaged while reading it whole (Fold, Claim, Append, Read); such runs are
+   * never hidden. A run the store fails to read (STORAGE_UNAVAILABLE) is
+   * listed with status UNAVAILABLE and never fails the page.
+   *
+   * Known limitation: the listing walks every run in the store before
+   * filtering by the token's prefixes, so its latency reveals roughly how
+   * many runs other tenants have, until a per-tenant listing index lands.
+   *
+   * Errors: INVALID_ARGUMENT (bad page token, page size or filter).
+   *
+   * @generated from rpc runjournal.v1.JournalService.ListRuns
+   */
+  listRuns: {
+    methodKind: "unary";
+    input: typeof ListRunsRequestSchema;
+    output: typeof ListRunsResponseSchema;
+  },
+  /**
+   * Streams a run's stored records from a seq, with their stored bytes, in
+   * seq order; every item carries its `seq`.
+   *
+   * Only acknowledged records are sent. Errors: INVALID_ARGUMENT,
+   * RUN_NOT_FOUND, CORRUPT_JOURNAL (nothing is sent for a damaged journal).
+   *
+   * @generated from rpc runjournal.v1.JournalService.Read
+   */
+  read: {
+    methodKind: "server_streaming";
+    input: typeof ReadRequestSchema;
+    output: typeof ReadResponseSchema;
+  },
+}> = /*@__PURE__*/
+  serviceDesc(file_runjournal_v1_journal_service, 0);
+

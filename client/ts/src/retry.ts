@@ -1,0 +1,92 @@
+/**
+ * The retry rule, stated once (the same as the Python client's `_retry`).
+ *
+ * Only a transport-level UNAVAILABLE or DEADLINE_EXCEEDED is retried: a status
+ * that carries no ErrorInfo, so the server's journal logic never answered. The
+ * very same request is resent (same run, same seq, same bytes), which is safe
+ * because the server acknowledges a resent record as a duplicate only when the
+ * stored one is byte-identical. A status with an ErrorInfo reason (including
+ * STORAGE_UNAVAILABLE and RUN_LOCKED, which are UNAVAILABLE too) is an answer,
+ * and the caller decides what to do about it.
+ */
+import { fromConnectError, isRetryable, RunJournalError } from "./errors.js";
+
+/** Capped exponential backoff with jitter over a bounded number of attempts. */
+export interface RetryPolicy {
+  /** Attempts in total, the first one included; 1 disables retries. Default 5. */
+  readonly maxAttempts: number;
+  /** Default 100 ms. */
+  readonly initialBackoffMs: number;
+  /** Default 5 s. */
+  readonly maxBackoffMs: number;
+  /** Default 2. */
+  readonly multiplier: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
+  maxAttempts: 5,
+  initialBackoffMs: 100,
+  maxBackoffMs: 5000,
+  multiplier: 2,
+});
+
+/** A policy that sends every request exactly once. */
+export const NO_RETRY: RetryPolicy = Object.freeze({ ...DEFAULT_RETRY_POLICY, maxAttempts: 1 });
+
+/** A complete, checked policy from a partial one (missing fields take the defaults). */
+export function retryPolicy(partial: Partial<RetryPolicy> = {}): RetryPolicy {
+  const policy = { ...DEFAULT_RETRY_POLICY, ...partial };
+  if (!Number.isInteger(policy.maxAttempts) || policy.maxAttempts < 1) {
+    throw new RangeError(`maxAttempts must be an integer of at least 1, got ${policy.maxAttempts}`);
+  }
+  if (policy.initialBackoffMs < 0 || policy.maxBackoffMs < 0) {
+    throw new RangeError("backoff must not be negative");
+  }
+  if (policy.multiplier < 1) throw new RangeError(`multiplier must be at least 1, got ${policy.multiplier}`);
+  return Object.freeze(policy);
+}
+
+/**
+ * How long to wait before retry number `retryNumber` (1 for the first retry): a
+ * random time in [cap / 2, cap], cap = min(maxBackoffMs, initialBackoffMs * multiplier^(n-1)).
+ */
+export function backoffMs(policy: RetryPolicy, retryNumber: number, random: () => number = Math.random): number {
+  const cap = Math.min(policy.maxBackoffMs, policy.initialBackoffMs * policy.multiplier ** (retryNumber - 1));
+  return cap / 2 + random() * (cap / 2);
+}
+
+/** The attempts of one call: decides after each failure whether to go again. */
+export class Attempts {
+  /** Attempts made so far, the current one included. */
+  made = 1;
+
+  constructor(
+    private readonly policy: RetryPolicy,
+    private readonly random: () => number = Math.random,
+  ) {}
+
+  /** Milliseconds to wait before resending; throws the client error when the call is over. */
+  delayAfter(err: unknown): number {
+    if (!isRetryable(err) || this.made >= this.policy.maxAttempts) {
+      throw err instanceof RunJournalError ? err : fromConnectError(err);
+    }
+    const delay = backoffMs(this.policy, this.made, this.random);
+    this.made += 1;
+    return delay;
+  }
+}
+
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

@@ -1,0 +1,2 @@
+export * from "../../src/index.js";
+export { create } from "@bufbuild/protobuf";
