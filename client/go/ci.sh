@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# CI for the Go client: module download, reproducible generated code, vet,
+# unit + integration tests (they start their own server), and the Go
+# conformance runner against the four conformance servers.
+# Run from anywhere: bash client/go/ci.sh. Exits non-zero on any failure.
+#   RUNJOURNAL_PYTHON  the interpreter with the server installed
+#                      (default: <repo>/.venv/bin/python)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cd "$root"
+export GOTOOLCHAIN=local GOFLAGS=-mod=readonly
+export RUNJOURNAL_PYTHON="${RUNJOURNAL_PYTHON:-$root/.venv/bin/python}"
+start=$SECONDS
+
+echo "== go: download modules"
+(cd tools/go && go mod download)
+(cd client/go && go mod download)
+
+echo "== go: regenerate the stubs and compare"
+(cd tools/go && go build -p 1 -o bin/ google.golang.org/protobuf/cmd/protoc-gen-go google.golang.org/grpc/cmd/protoc-gen-go-grpc)
+npx --yes @bufbuild/buf@1.75.0 generate --template client/go/buf.gen.yaml
+if ! git diff --exit-code --stat -- client/go/gen \
+   || [ -n "$(git status --porcelain --untracked-files=all -- client/go/gen)" ]; then
+  echo "client/go/gen differs from proto/: run the generation (see client/go/buf.gen.yaml) and commit" >&2
+  exit 1
+fi
+
+cd client/go
+echo "== go: vet"
+go vet ./...
+
+echo "== go: unit and integration tests"
+go test -p 1 -count=1 ./...
+
+echo "== go: conformance runner on every conformance server"
+"$RUNJOURNAL_PYTHON" "$root/conformance/servers.py" -- go test -count=1 -v -run 'TestScenarios|TestSelfTest' ./conformance/... >"${TMPDIR:-/tmp}/go-conformance.log" 2>&1 || {
+  cat "${TMPDIR:-/tmp}/go-conformance.log"; echo "go conformance failed" >&2; exit 1; }
+grep -E 'conformance .*scenarios passed|failed as expected' "${TMPDIR:-/tmp}/go-conformance.log" || true
+grep -E '^(ok|FAIL)' "${TMPDIR:-/tmp}/go-conformance.log"
+
+echo "== go: handoff-step builds"
+go build -p 1 -o /dev/null ./cmd/... 2>/dev/null || go vet ./cmd/... 
+
+echo "go CI passed in $((SECONDS - start))s"
