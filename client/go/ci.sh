@@ -30,15 +30,13 @@ echo "== go: vet"
 go vet ./...
 
 echo "== go: unit and integration tests"
-go test -p 1 -count=1 ./...
+# ./conformance needs the conformance servers: it runs in the next step.
+go test -p 1 -count=1 $(go list ./... | grep -v '/conformance$')
 
 echo "== go: conformance runner on every conformance server"
-"$RUNJOURNAL_PYTHON" "$root/conformance/servers.py" -- go test -count=1 -v -run 'TestScenarios|TestSelfTest' ./conformance/... >"${TMPDIR:-/tmp}/go-conformance.log" 2>&1 || {
+"$RUNJOURNAL_PYTHON" "$root/conformance/servers.py" -- go test -count=1 -v ./conformance/... >"${TMPDIR:-/tmp}/go-conformance.log" 2>&1 || {
   cat "${TMPDIR:-/tmp}/go-conformance.log"; echo "go conformance failed" >&2; exit 1; }
 grep -E 'conformance .*scenarios passed|failed as expected' "${TMPDIR:-/tmp}/go-conformance.log" || true
 grep -E '^(ok|FAIL)' "${TMPDIR:-/tmp}/go-conformance.log"
-
-echo "== go: handoff-step builds"
-go build -p 1 -o /dev/null ./cmd/... 2>/dev/null || go vet ./cmd/... 
 
 echo "go CI passed in $((SECONDS - start))s"
