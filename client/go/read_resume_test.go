@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	pb "runjournal.dev/client/go/gen/runjournal/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	pb "runjournal.dev/client/go/gen/runjournal/v1"
 )
 
 // fakeJournal serves Read from 6 records, breaking the stream with a

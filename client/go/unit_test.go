@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	pb "runjournal.dev/client/go/gen/runjournal/v1"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	pb "runjournal.dev/client/go/gen/runjournal/v1"
 )
 
 func readJSON(t *testing.T, path string, into any) {
@@ -302,7 +302,7 @@ func TestFingerprintVectors(t *testing.T) {
 func TestCanonicalJSON(t *testing.T) {
 	cases := map[string]string{
 		`{"b":1,"a":[1.0,1e-7,-0.0,"é<>&\u2028\n"]}`: `{"a":[1,1e-7,0,"é<>&` + "\u2028" + `\n"],"b":1}`,
-		`{"x":1e21,"y":123456789012.5}`:             `{"x":1e+21,"y":123456789012.5}`,
+		`{"x":1e21,"y":123456789012.5}`:              `{"x":1e+21,"y":123456789012.5}`,
 	}
 	for in, want := range cases {
 		var v any
