@@ -157,3 +157,11 @@ def test_the_subset_rule_refuses_with_the_path(expected: object, actual: object,
     with pytest.raises(Mismatch) as caught:
         match(expected, actual, "")
     assert str(caught.value) == message
+
+
+def test_format_md_lists_every_scenario() -> None:
+    format_md = (CONFORMANCE_DIR / "FORMAT.md").read_text()
+    section = format_md.split("## The scenarios")[1].split("\n## ")[0]
+    assert f"{len(SCENARIO_PATHS)} files" in section
+    for path in SCENARIO_PATHS:
+        assert f"| `{path.stem}` |" in section, path.stem
