@@ -233,3 +233,18 @@ describe("token auth", { skip }, () => {
     }
   });
 });
+
+describe("the worked example", { skip }, () => {
+  test("examples/worked-example.ts runs to completion against a real server", async () => {
+    const { main } = await import("../../examples/worked-example.js");
+    const server = await startServer();
+    const log = console.log;
+    console.log = () => {};
+    try {
+      assert.equal(await main(["--address", server.address]), 0);
+    } finally {
+      console.log = log;
+      await server.stop();
+    }
+  });
+});
