@@ -26,7 +26,9 @@ if ! git diff --exit-code --stat -- client/go/gen \
 fi
 
 cd client/go
-echo "== go: vet"
+echo "== go: gofmt and vet"
+unformatted="$(gofmt -l $(git ls-files '*.go' | grep -v '^gen/'))"
+if [ -n "$unformatted" ]; then echo "not gofmt'ed: $unformatted" >&2; exit 1; fi
 go vet ./...
 
 echo "== go: unit and integration tests"
