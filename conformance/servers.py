@@ -8,8 +8,8 @@ every write), each once with token auth off and once with it on. Their
 addresses and the test tokens go to a JSON file (its shape is in
 conformance/FORMAT.md, "Servers"); the command runs with
 ``RUNJOURNAL_CONFORMANCE=<that file>`` in its environment; then everything is
-stopped and this exits with the command's code (2 when the servers could not
-start, or a server did not stop cleanly while the command passed).
+stopped and this exits with the command's code (2 when a server could not
+start or did not stop cleanly; SIGTERM and SIGINT stop everything too).
 
 The pytest runner uses :func:`conformance_servers` in-process.
 """
@@ -21,6 +21,7 @@ import contextlib
 import json
 import os
 import secrets
+import signal
 import subprocess
 import sys
 import tempfile
@@ -126,6 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--work-dir", type=Path, help="where the stores, logs and the conformance file go")
     parser.add_argument("command", nargs="+", help="the command to run (after --)")
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind: stop the servers, kill the command
     with contextlib.ExitStack() as stack:
         work_dir = args.work_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="rj-conformance-")))
         try:

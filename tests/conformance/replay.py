@@ -244,6 +244,8 @@ def _replay_step(
     channel: grpc.Channel, step: dict[str, Any], target: Target, variables: dict[str, Any], where: str
 ) -> None:
     method = methods()[step["rpc"]]
+    if "error" in step["expect"] and "save" in step:
+        raise Mismatch(f"{where}: save is allowed only on a step that expects a response or a stream")
     request_json = substitute(step["request"], variables, where)
     expect = substitute(step["expect"], variables, where)
     try:
