@@ -161,18 +161,18 @@ def _bystander_main(address: str) -> int:
     return 0
 
 
-def _meta(run_id: str) -> rpb.Record:
+def _meta(run_id: str) -> rpb.JournalRecord:
     meta = rpb.Meta(format_version=1, run_id=run_id, fingerprint=rpb.Fingerprint(provider="p", model="m"))
     meta.prompt.add().text.text = "hello"
     meta.created_at.FromSeconds(1_700_000_000)
-    return rpb.Record(seq=1, meta=meta)
+    return rpb.JournalRecord(seq=1, meta=meta)
 
 
-def _note(seq: int, chars: int, char: str = "n") -> rpb.Record:
-    return rpb.Record(seq=seq, optional=True, note=rpb.Note(text=char * chars))
+def _note(seq: int, chars: int, char: str = "n") -> rpb.JournalRecord:
+    return rpb.JournalRecord(seq=seq, optional=True, note=rpb.Note(text=char * chars))
 
 
-def _append(stub, run_id: str, record: rpb.Record, metadata: Sequence[tuple[str, str]] = ()) -> None:
+def _append(stub, run_id: str, record: rpb.JournalRecord, metadata: Sequence[tuple[str, str]] = ()) -> None:
     stub.Append(
         pb.AppendRequest(run_id=run_id, claim_token=1, record=record),
         metadata=tuple(metadata),
@@ -315,7 +315,7 @@ def _escaped_case(ctx: Context, tokens: Path, label: str, chars: int) -> list[Ro
     return [growth, figure_target(stall, "<", STALL_TARGET_MS)]
 
 
-def _append_code(stub, run_id: str, record: rpb.Record, metadata: Sequence[tuple[str, str]]) -> grpc.StatusCode:
+def _append_code(stub, run_id: str, record: rpb.JournalRecord, metadata: Sequence[tuple[str, str]]) -> grpc.StatusCode:
     try:
         _append(stub, run_id, record, metadata)
     except grpc.RpcError as err:

@@ -46,7 +46,7 @@ from nats.aio.client import Client
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "server"), str(ROOT / "client" / "python")]
 
-from runjournal.v1.records_pb2 import Note, Record  # noqa: E402
+from runjournal.v1.records_pb2 import JournalRecord, Note  # noqa: E402
 from runjournal_server.backends.jetstream import JetStreamBackend  # noqa: E402
 from runjournal_server.backends.jetstream.config import stream_config  # noqa: E402
 from runjournal_server.core.records import StoredRecord, encode  # noqa: E402
@@ -60,7 +60,7 @@ FILL_IN_FLIGHT = 256
 
 def record(seq: int) -> StoredRecord:
     """A small valid record (a note, about 120 bytes stored)."""
-    return encode(Record(seq=seq, optional=True, note=Note(text=f"progress {seq}")))
+    return encode(JournalRecord(seq=seq, optional=True, note=Note(text=f"progress {seq}")))
 
 
 async def api(nc: Client, subject: str, body: dict[str, object] | None) -> dict[str, object]:

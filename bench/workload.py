@@ -49,7 +49,7 @@ def _text(value: str) -> pb.ContentBlock:
     return pb.ContentBlock(text=pb.TextBlock(text=value))
 
 
-def meta(run_id: str, *, created_at_seconds: int = CREATED_AT_SECONDS) -> pb.Record:
+def meta(run_id: str, *, created_at_seconds: int = CREATED_AT_SECONDS) -> pb.JournalRecord:
     payload = pb.Meta(
         format_version=records.FORMAT_VERSION,
         run_id=run_id,
@@ -58,7 +58,7 @@ def meta(run_id: str, *, created_at_seconds: int = CREATED_AT_SECONDS) -> pb.Rec
         labels={"team": "bench"},
     )
     payload.created_at.FromSeconds(created_at_seconds)
-    return pb.Record(seq=1, meta=payload)
+    return pb.JournalRecord(seq=1, meta=payload)
 
 
 def call_id(seq: int) -> str:
@@ -66,12 +66,12 @@ def call_id(seq: int) -> str:
     return f"toolu_{seq:08d}"
 
 
-def record(run_id: str, seq: int, *, created_at_seconds: int = CREATED_AT_SECONDS) -> pb.Record:
+def record(run_id: str, seq: int, *, created_at_seconds: int = CREATED_AT_SECONDS) -> pb.JournalRecord:
     """The record at ``seq`` of a benchmark run (see the module docstring)."""
     if seq == 1:
         return meta(run_id, created_at_seconds=created_at_seconds)
     if seq % 2 == 0:
-        return pb.Record(
+        return pb.JournalRecord(
             seq=seq,
             assistant=pb.AssistantTurn(
                 iteration=seq // 2,
@@ -85,10 +85,10 @@ def record(run_id: str, seq: int, *, created_at_seconds: int = CREATED_AT_SECOND
                 usage=pb.Usage(input_tokens=1200, output_tokens=180, cache_read_tokens=1000),
             ),
         )
-    return pb.Record(seq=seq, tool_result=pb.ToolResult(tool_use_id=call_id(seq - 1), content=[_text(FILLER)]))
+    return pb.JournalRecord(seq=seq, tool_result=pb.ToolResult(tool_use_id=call_id(seq - 1), content=[_text(FILLER)]))
 
 
-def records_from(run_id: str, first_seq: int, count: int) -> list[pb.Record]:
+def records_from(run_id: str, first_seq: int, count: int) -> list[pb.JournalRecord]:
     return [record(run_id, seq) for seq in range(first_seq, first_seq + count)]
 
 

@@ -22,7 +22,7 @@ ENCODE_ON_LOOP_BYTES = 64 * 1024
 
 
 async def encode_batch(
-    run_id: str, batch: Sequence[records_pb2.Record], *, max_record_bytes: int
+    run_id: str, batch: Sequence[records_pb2.JournalRecord], *, max_record_bytes: int
 ) -> list[records.StoredRecord]:
     """Validate and encode a worker's batch; a large one off the event loop."""
     if not batch:
@@ -34,7 +34,7 @@ async def encode_batch(
     return await asyncio.to_thread(_encode_batch_sync, run_id, batch, max_record_bytes)
 
 
-async def encode_one(record: records_pb2.Record, *, max_record_bytes: int) -> records.StoredRecord:
+async def encode_one(record: records_pb2.JournalRecord, *, max_record_bytes: int) -> records.StoredRecord:
     """Encode one record; a large one off the event loop."""
     if record.ByteSize() < ENCODE_ON_LOOP_BYTES:
         return records.encode(record, max_record_bytes=max_record_bytes)
@@ -42,7 +42,7 @@ async def encode_one(record: records_pb2.Record, *, max_record_bytes: int) -> re
 
 
 def _encode_batch_sync(
-    run_id: str, batch: Sequence[records_pb2.Record], max_record_bytes: int
+    run_id: str, batch: Sequence[records_pb2.JournalRecord], max_record_bytes: int
 ) -> list[records.StoredRecord]:
     stored = []
     for index, record in enumerate(batch):

@@ -90,7 +90,7 @@ class Access:
             )
         return self.name
 
-    def check_appended(self, records: Iterable[records_pb2.Record], run_id: str) -> None:
+    def check_appended(self, records: Iterable[records_pb2.JournalRecord], run_id: str) -> None:
         """With auth on, refuse records that only Approve and Answer may write, whatever the token's scopes.
 
         They record who decided or answered as the server authenticated it;

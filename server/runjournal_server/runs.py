@@ -116,7 +116,7 @@ class Runs:
 
     # ----------------------------------------------------------------- append
 
-    async def append(self, run_id: str, claim_token: int, batch: Sequence[records_pb2.Record]) -> AppendOutcome:
+    async def append(self, run_id: str, claim_token: int, batch: Sequence[records_pb2.JournalRecord]) -> AppendOutcome:
         """Append consecutive records, all or nothing (see JournalService.Append)."""
         validate_run_id(run_id)
         stored = await encode_batch(run_id, batch, max_record_bytes=self._max_record_bytes)
@@ -286,11 +286,11 @@ class Runs:
         journal, folder = await self._handles.current(slot, cold)
         report = gate_claim(slot.run_id, folder, fingerprint, force=asked.force)  # the run may have moved meanwhile
         claim_seq = journal.last_seq + 1
-        batch = [records_pb2.Record(seq=claim_seq, claim=notice)]
+        batch = [records_pb2.JournalRecord(seq=claim_seq, claim=notice)]
         if report.differences:
             changed = [d.field for d in report.differences]
             batch.append(
-                records_pb2.Record(
+                records_pb2.JournalRecord(
                     seq=claim_seq + 1,
                     reconfigure=records_pb2.Reconfigure(fingerprint=fingerprint, changed_fields=changed),
                 )
@@ -389,7 +389,7 @@ class Runs:
             tool_use_id=tool_use_id, content=content, is_error=is_error, remote=True, answered_by=answered_by
         )
         return await self._write_out_of_band(
-            run_id, tool_use_id, records_pb2.Record(tool_result=result), "tool_result.", check_answerable
+            run_id, tool_use_id, records_pb2.JournalRecord(tool_result=result), "tool_result.", check_answerable
         )
 
     async def approve(
@@ -398,14 +398,14 @@ class Runs:
         """Write the one approval record that decides a call of the pending batch."""
         approval = records_pb2.Approval(tool_use_id=tool_use_id, decision=decision, approver=approver, reason=reason)
         return await self._write_out_of_band(
-            run_id, tool_use_id, records_pb2.Record(approval=approval), "approval.", check_decidable
+            run_id, tool_use_id, records_pb2.JournalRecord(approval=approval), "approval.", check_decidable
         )
 
     async def _write_out_of_band(
         self,
         run_id: str,
         tool_use_id: str,
-        record: records_pb2.Record,
+        record: records_pb2.JournalRecord,
         field_prefix: str,
         check: Callable[[str, str, Folder], None],
     ) -> int:

@@ -257,7 +257,7 @@ _ABOUT_ONE_RECORD = frozenset({Reason.INVALID_RECORD, Reason.RECORD_TOO_LARGE, R
 _BATCH_FIELD = re.compile(r"records\[(\d+)\]")
 
 
-def refused_index(err: JournalError, batch: Sequence[records_pb2.Record]) -> int | None:
+def refused_index(err: JournalError, batch: Sequence[records_pb2.JournalRecord]) -> int | None:
     """The 0-based position in an AppendBatch request of the record ``err`` refuses; None when it refuses no one record.
 
     Found from what the error already names, so no rule has to know it runs in
@@ -284,7 +284,7 @@ def refused_index(err: JournalError, batch: Sequence[records_pb2.Record]) -> int
     return index if 0 <= index < len(batch) and batch[index].seq == seq else None
 
 
-def _only_record_of_kind(field: str, batch: Sequence[records_pb2.Record]) -> int | None:
+def _only_record_of_kind(field: str, batch: Sequence[records_pb2.JournalRecord]) -> int | None:
     """For a refusal naming a field (``meta.run_id``) but no seq: the one record of that kind, if only one."""
     kind = field.split(".", 1)[0]
     found = [index for index, record in enumerate(batch) if record.WhichOneof("payload") == kind]
@@ -323,7 +323,7 @@ def _read_item(stored: StoredRecord) -> pb.ReadResponse:
     """
     record = stored.record
     if record is None:
-        record = records_pb2.Record(seq=stored.seq, optional=stored.optional)
+        record = records_pb2.JournalRecord(seq=stored.seq, optional=stored.optional)
     return pb.ReadResponse(seq=stored.seq, record=record, stored_line=stored.line)
 
 

@@ -84,7 +84,7 @@ class Tasks:
     async def complete(self, task_id: str, outcome: tpb.TaskOutcome) -> tpb.Task:
         """Store the first outcome; a later one is refused with the stored task attached."""
         validate_run_id(task_id, "task_id")
-        kind = outcome.WhichOneof("outcome")
+        kind = outcome.WhichOneof("kind")
         if kind is None:
             raise InvalidArgumentError("outcome", "set result_json or failure")
         if kind == "result_json":

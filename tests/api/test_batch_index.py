@@ -15,7 +15,7 @@ import pytest
 from runjournal.error_metadata import ERROR_METADATA
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc
-from runjournal.v1.records_pb2 import Record
+from runjournal.v1.records_pb2 import JournalRecord
 from tests.api.rpc import error_info, new_run_id
 from tests.support import builders as b
 
@@ -31,7 +31,7 @@ def created_run(stub: JournalStub, last_seq: int = 3) -> str:
     return run_id
 
 
-def refused_batch(stub: JournalStub, run_id: str, records: Sequence[Record]) -> tuple[str, dict[str, str]]:
+def refused_batch(stub: JournalStub, run_id: str, records: Sequence[JournalRecord]) -> tuple[str, dict[str, str]]:
     with pytest.raises(grpc.RpcError) as caught:
         stub.AppendBatch(pb.AppendBatchRequest(run_id=run_id, claim_token=1, records=list(records)))
     info = error_info(caught.value)
@@ -42,14 +42,14 @@ def refused_batch(stub: JournalStub, run_id: str, records: Sequence[Record]) -> 
 
 def test_an_invalid_record_names_its_position(stub: JournalStub) -> None:
     run_id = created_run(stub)
-    bad = Record(seq=6, tool_result=b.result(6, "").tool_result)  # an empty tool_use id
+    bad = JournalRecord(seq=6, tool_result=b.result(6, "").tool_result)  # an empty tool_use id
     reason, metadata = refused_batch(stub, run_id, [b.note(4), b.note(5), bad])
     assert (reason, metadata["index"], metadata["seq"]) == ("INVALID_RECORD", "2", "6")
 
 
 def test_an_invalid_record_in_a_creating_batch_names_its_position(stub: JournalStub) -> None:
     run_id = new_run_id("batch-index")
-    reason, metadata = refused_batch(stub, run_id, [b.meta(run_id=run_id), b.note(2), Record(seq=3)])
+    reason, metadata = refused_batch(stub, run_id, [b.meta(run_id=run_id), b.note(2), JournalRecord(seq=3)])
     assert (reason, metadata["index"]) == ("INVALID_RECORD", "2")
 
 

@@ -60,8 +60,8 @@ def hostile_run(server: ServerProcess) -> str:
     records = [
         b.meta(run_id=run_id, prompt=HOSTILE),
         b.assistant(2, 1, ["c1", "c2", "c3"], say=HOSTILE),
-        records_pb2.Record(seq=3, deferral=asks),
-        records_pb2.Record(seq=4, deferral=decides),
+        records_pb2.JournalRecord(seq=3, deferral=asks),
+        records_pb2.JournalRecord(seq=4, deferral=decides),
         b.deferral(5, "c3", reason="plain"),
     ]
     # JSON escapes C0 controls itself; C1 and bidi controls stay raw in the text.

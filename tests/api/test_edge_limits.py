@@ -31,8 +31,8 @@ def _tokens_file(tmp_path: Path) -> Path:
     return path
 
 
-def _note(seq: int, chars: int) -> records_pb.Record:
-    return records_pb.Record(seq=seq, optional=True, note=records_pb.Note(text="n" * chars))
+def _note(seq: int, chars: int) -> records_pb.JournalRecord:
+    return records_pb.JournalRecord(seq=seq, optional=True, note=records_pb.Note(text="n" * chars))
 
 
 @pytest.fixture

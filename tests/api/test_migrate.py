@@ -56,14 +56,14 @@ def connect(server: ServerProcess) -> tuple[grpc.Channel, journal_service_pb2_gr
 # ---------------------------------------------------------------- the source: 200 runs of every shape
 
 
-def _meta(run_id: str, index: int, **fields: object) -> records_pb2.Record:
+def _meta(run_id: str, index: int, **fields: object) -> records_pb2.JournalRecord:
     record = b.meta(run_id=run_id, labels={"shape": str(index % 7)}, **fields)  # type: ignore[arg-type]
     record.meta.created_at.FromSeconds(1_700_000_000 + index)
     return record
 
 
 def _write_run(stub: journal_service_pb2_grpc.JournalServiceStub, run_id: str, index: int) -> None:
-    def batch(*items: records_pb2.Record, token: int = 1) -> None:
+    def batch(*items: records_pb2.JournalRecord, token: int = 1) -> None:
         stub.AppendBatch(pb.AppendBatchRequest(run_id=run_id, claim_token=token, records=list(items)))
 
     meta = _meta(run_id, index, task_id=f"task-{index % 3}" if index % 5 == 0 else "")
@@ -89,7 +89,7 @@ def _write_run(stub: journal_service_pb2_grpc.JournalServiceStub, run_id: str, i
             )
         case 5:  # waiting for an operator's decision, then approved
             wait = records_pb2.Deferral(tool_use_id="a", reason="deploy", expected_answerer="ops", needs_approval=True)
-            deferral = records_pb2.Record(seq=3, deferral=wait)
+            deferral = records_pb2.JournalRecord(seq=3, deferral=wait)
             batch(meta, b.assistant(2, 1, ["a"]), deferral, b.terminal(4, SUSPENDED))
             stub.Approve(
                 pb.ApproveRequest(run_id=run_id, tool_use_id="a", decision=records_pb2.DECISION_APPROVED, approver="al")

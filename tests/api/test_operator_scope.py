@@ -70,7 +70,7 @@ def waiting_run(stub: JournalStub, metadata: tuple[tuple[str, str], ...] = ()) -
         b.meta(run_id=run_id),
         b.assistant(2, 1, ["c1", "c2"]),
         b.deferral(3, "c1"),
-        records_pb2.Record(seq=4, deferral=approval),
+        records_pb2.JournalRecord(seq=4, deferral=approval),
     ]
     stub.AppendBatch(pb.AppendBatchRequest(run_id=run_id, claim_token=1, records=records), metadata=metadata)
     return run_id
@@ -88,7 +88,7 @@ def approve(stub: JournalStub, run_id: str, who: str | None, approver: str = "")
     return stub.Approve(request, metadata=bearer(who) if who else ()).seq
 
 
-def record_at(stub: JournalStub, run_id: str, seq: int, who: str | None = "lead") -> records_pb2.Record:
+def record_at(stub: JournalStub, run_id: str, seq: int, who: str | None = "lead") -> records_pb2.JournalRecord:
     items = list(stub.Read(pb.ReadRequest(run_id=run_id, from_seq=seq), metadata=bearer(who) if who else ()))
     return items[0].record
 
@@ -148,7 +148,7 @@ def test_an_operator_reads_but_does_not_write_as_a_worker(authed: JournalStub) -
 
 def test_a_worker_cannot_append_an_approval_or_a_signed_answer_itself(authed: JournalStub) -> None:
     run_id = waiting_run(authed, bearer("lead"))
-    forged_approval = records_pb2.Record(
+    forged_approval = records_pb2.JournalRecord(
         seq=5, approval=records_pb2.Approval(tool_use_id="c2", decision=records_pb2.DECISION_APPROVED, approver="ops")
     )
     forged_answer = b.result(5, "c1", "42", remote=True)

@@ -68,7 +68,7 @@ def twins(nats_server, server_factory, tmp_path) -> Iterator[Twins]:
         yield Twins(journal_service_pb2_grpc.JournalServiceStub(a), journal_service_pb2_grpc.JournalServiceStub(c))
 
 
-def meta(run_id: str, minute: int, labels: dict[str, str], task_id: str = "") -> records_pb2.Record:
+def meta(run_id: str, minute: int, labels: dict[str, str], task_id: str = "") -> records_pb2.JournalRecord:
     record = b.meta(run_id=run_id, labels=labels, task_id=task_id, prompt=f"help with {run_id} — ✓")
     record.meta.created_at.FromSeconds(1_700_000_000 + 60 * minute)
     return record
@@ -86,16 +86,16 @@ def claim(run_id: str, worker: str, **fingerprint: object) -> pb.ClaimRequest:
     )
 
 
-def append(run_id: str, token: int, *records: records_pb2.Record) -> Message:
+def append(run_id: str, token: int, *records: records_pb2.JournalRecord) -> Message:
     if len(records) == 1:
         return pb.AppendRequest(run_id=run_id, claim_token=token, record=records[0])
     return pb.AppendBatchRequest(run_id=run_id, claim_token=token, records=list(records))
 
 
-def needs_approval(seq: int, call_id: str) -> records_pb2.Record:
+def needs_approval(seq: int, call_id: str) -> records_pb2.JournalRecord:
     deferral = records_pb2.Deferral(tool_use_id=call_id, reason="touches production", expected_answerer="ops")
     deferral.needs_approval = True
-    return records_pb2.Record(seq=seq, deferral=deferral)
+    return records_pb2.JournalRecord(seq=seq, deferral=deferral)
 
 
 def play(twins: Twins) -> None:

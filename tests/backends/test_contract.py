@@ -20,7 +20,7 @@ from pathlib import Path
 import nats
 import pytest
 
-from runjournal.v1.records_pb2 import Record
+from runjournal.v1.records_pb2 import JournalRecord
 from runjournal_server.backends.base import Backend, Journal
 from runjournal_server.backends.file import FileBackend
 from runjournal_server.backends.jetstream import JetStreamBackend
@@ -92,7 +92,7 @@ def harness(request: pytest.FixtureRequest, data_dir: Path) -> Harness:
     )
 
 
-def stored(record: Record) -> StoredRecord:
+def stored(record: JournalRecord) -> StoredRecord:
     return encode(record)
 
 

@@ -28,9 +28,9 @@ from runjournal.v1.records_pb2 import (
     ClaimNotice,
     ContentBlock,
     Fingerprint,
+    JournalRecord,
     Meta,
     Note,
-    Record,
     StopReason,
     TextBlock,
 )
@@ -54,7 +54,7 @@ RUN = "r1"
 
 def meta(run_id: str = RUN, model: str = "m") -> StoredRecord:
     return encode(
-        Record(
+        JournalRecord(
             seq=1,
             meta=Meta(
                 format_version=1,
@@ -69,7 +69,7 @@ def meta(run_id: str = RUN, model: str = "m") -> StoredRecord:
 
 def assistant(seq: int, text: str = "hello") -> StoredRecord:
     return encode(
-        Record(
+        JournalRecord(
             seq=seq,
             assistant=AssistantTurn(
                 iteration=seq,
@@ -81,11 +81,11 @@ def assistant(seq: int, text: str = "hello") -> StoredRecord:
 
 
 def note(seq: int, text: str = "x") -> StoredRecord:
-    return encode(Record(seq=seq, note=Note(text=text), optional=True))
+    return encode(JournalRecord(seq=seq, note=Note(text=text), optional=True))
 
 
 def claim(seq: int) -> StoredRecord:
-    return encode(Record(seq=seq, claim=ClaimNotice(worker_id=f"w{seq}")))
+    return encode(JournalRecord(seq=seq, claim=ClaimNotice(worker_id=f"w{seq}")))
 
 
 def file_bytes(*stored: StoredRecord) -> bytes:
@@ -351,14 +351,14 @@ CREATOR = """
 import asyncio, sys
 from pathlib import Path
 from google.protobuf.timestamp_pb2 import Timestamp
-from runjournal.v1.records_pb2 import ContentBlock, Fingerprint, Meta, Record, TextBlock
+from runjournal.v1.records_pb2 import ContentBlock, Fingerprint, JournalRecord, Meta, TextBlock
 from runjournal_server.backends.file import FileBackend
 from runjournal_server.errors import RunExistsError, RunLockedError
 from runjournal_server.core.records import encode
 
 async def main() -> None:
     data_dir, run_id, model = sys.argv[1:4]
-    meta = encode(Record(seq=1, meta=Meta(
+    meta = encode(JournalRecord(seq=1, meta=Meta(
         format_version=1, run_id=run_id, created_at=Timestamp(seconds=1),
         fingerprint=Fingerprint(provider="p", model=model),
         prompt=[ContentBlock(text=TextBlock(text="hi"))])))

@@ -19,7 +19,7 @@ from typing import Any
 import nats
 import pytest
 
-from runjournal.v1.records_pb2 import Record
+from runjournal.v1.records_pb2 import JournalRecord
 from runjournal_server.backends.base import WriteRaceError
 from runjournal_server.backends.jetstream import JetStreamBackend, message_id
 from runjournal_server.backends.jetstream.config import (
@@ -48,7 +48,7 @@ pytestmark = pytest.mark.jetstream
 RUN = "run-1"
 
 
-def stored(record: Record) -> StoredRecord:
+def stored(record: JournalRecord) -> StoredRecord:
     return encode(record)
 
 

@@ -134,7 +134,7 @@ class FakeJournal(Scripted, journal_service_pb2_grpc.JournalServiceServicer):  #
     read_last_seq: int = 0
     read_breaks: set[int] = field(default_factory=set)
     """Seqs before which a Read stream fails UNAVAILABLE (each once)."""
-    stored: dict[int, records_pb2.Record] = field(default_factory=dict)
+    stored: dict[int, records_pb2.JournalRecord] = field(default_factory=dict)
     """Records Read streams at their seqs, instead of made-up notes."""
 
     def Append(self, request: pb.AppendRequest, context: grpc.ServicerContext) -> pb.AppendResponse:
@@ -172,7 +172,7 @@ class FakeJournal(Scripted, journal_service_pb2_grpc.JournalServiceServicer):  #
             if seq in self.read_breaks:
                 self.read_breaks.discard(seq)
                 context.abort(grpc.StatusCode.UNAVAILABLE, "connection reset")
-            record = self.stored.get(seq) or records_pb2.Record(
+            record = self.stored.get(seq) or records_pb2.JournalRecord(
                 seq=seq, optional=True, note=records_pb2.Note(text=f"n{seq}")
             )
             yield pb.ReadResponse(record=record, stored_line=f"line {seq}".encode())

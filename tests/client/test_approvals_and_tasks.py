@@ -55,7 +55,7 @@ def test_an_unknown_decision_is_refused_before_anything_is_sent(fake: FakeServer
 def _decided(fake: FakeServer, seq: int, approver: str, *, first: Sequence[Action] = (UNAVAILABLE,)) -> None:
     """The call's decision is stored at ``seq``; the next Approves fail ``first`` then ALREADY_DECIDED."""
     fake.journal.read_last_seq = seq
-    fake.journal.stored[seq] = records_pb2.Record(
+    fake.journal.stored[seq] = records_pb2.JournalRecord(
         seq=seq,
         approval=records_pb2.Approval(
             tool_use_id="c1", decision=records_pb2.DECISION_APPROVED, approver=approver, reason="ok"
@@ -229,7 +229,7 @@ def test_complete_sends_a_result_or_a_failure(fake: FakeServer, tasks: TaskClien
     assert failed.state == tpb.TASK_STATE_FAILED
     tasks.complete("t4", failure=tpb.TaskFailure(code="bad_input"))
     outcomes = [r.outcome for r in fake.tasks.requests("CompleteTask")]
-    assert [o.WhichOneof("outcome") for o in outcomes] == ["result_json", "result_json", "failure", "failure"]
+    assert [o.WhichOneof("kind") for o in outcomes] == ["result_json", "result_json", "failure", "failure"]
     assert (outcomes[0].result_json, outcomes[1].result_json) == ('{"answer":42}', "[1, 2]")
     assert (outcomes[2].failure.code, outcomes[2].failure.message) == ("timeout", "gave up after 3 tries")
     assert outcomes[3].failure.code == "bad_input"

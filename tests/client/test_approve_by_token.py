@@ -22,7 +22,7 @@ def decided_by_token(fake: FakeServer, seq: int, *, reason: str = "ok") -> None:
     approval = records_pb2.Approval(
         tool_use_id="c1", decision=records_pb2.DECISION_APPROVED, approver="ops", reason=reason
     )
-    fake.journal.stored[seq] = records_pb2.Record(seq=seq, approval=approval)
+    fake.journal.stored[seq] = records_pb2.JournalRecord(seq=seq, approval=approval)
     already = abort_with_reason(
         "ALREADY_DECIDED", grpc.StatusCode.ALREADY_EXISTS, {"tool_use_id": "c1", "decided_at_seq": str(seq)}
     )

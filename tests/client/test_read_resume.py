@@ -37,7 +37,7 @@ class ReadsWithAnUnknownRecord(journal_service_pb2_grpc.JournalServiceServicer):
                 self.broken = True
                 context.abort(grpc.StatusCode.UNAVAILABLE, "connection reset")
             # Like an older server: an undecodable record leaves ``record`` empty; only ``seq`` places it.
-            record = records_pb2.Record() if seq == UNKNOWN_SEQ else records_pb2.Record(seq=seq)
+            record = records_pb2.JournalRecord() if seq == UNKNOWN_SEQ else records_pb2.JournalRecord(seq=seq)
             yield pb.ReadResponse(seq=seq, record=record, stored_line=f"line {seq}".encode())
 
 

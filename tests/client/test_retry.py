@@ -20,7 +20,7 @@ from tests.client.flavours import Flavour
 UNAVAILABLE = abort_plain(grpc.StatusCode.UNAVAILABLE)
 
 
-def _tool_result(seq: int) -> records_pb2.Record:
+def _tool_result(seq: int) -> records_pb2.JournalRecord:
     record = runjournal.tool_result_record("c1", text="result")
     record.seq = seq
     return record
@@ -196,7 +196,7 @@ def test_retry_policy_refuses_nonsense(kwargs: dict[str, float]) -> None:
 def _answered(fake: FakeServer, seq: int, text: str) -> None:
     """The call's answer is stored at ``seq``; a resent Answer is told ALREADY_ANSWERED there."""
     fake.journal.read_last_seq = seq
-    fake.journal.stored[seq] = records_pb2.Record(
+    fake.journal.stored[seq] = records_pb2.JournalRecord(
         seq=seq,
         tool_result=records_pb2.ToolResult(tool_use_id="c1", content=[runjournal.text_block(text)], remote=True),
     )

@@ -228,7 +228,7 @@ def append_batches(address: str, run_id: str, acked: list[int]) -> None:
             acked.append(batch[-1].seq)
 
 
-def big_note(run_id: str, seq: int) -> records_pb2.Record:
+def big_note(run_id: str, seq: int) -> records_pb2.JournalRecord:
     return b.note(seq, f"{run_id} seq {seq} " + "x" * RECORD_CHARS)
 
 

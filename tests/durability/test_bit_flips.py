@@ -47,13 +47,13 @@ TEXT = "Jazz * 日本 🙂 — JSON*"
 CLAIM = "claim"
 
 
-def _note_with_data(seq: int) -> records_pb2.Record:
+def _note_with_data(seq: int) -> records_pb2.JournalRecord:
     record = b.note(seq, TEXT)
     record.note.data_json = '{"k":[1,{"J":"*"}]}'
     return record
 
 
-TEMPLATES: dict[str, list[records_pb2.Record | list[records_pb2.Record] | str]] = {
+TEMPLATES: dict[str, list[records_pb2.JournalRecord | list[records_pb2.JournalRecord] | str]] = {
     "turns": [
         b.assistant(2, 1, ["c1", "c2"], say=TEXT),
         b.result(3, "c1", TEXT),
@@ -88,7 +88,7 @@ def flip_id(name: str, number: int) -> str:
     return f"bf-{name}-{number:04d}"
 
 
-def meta_for(run_id: str) -> records_pb2.Record:
+def meta_for(run_id: str) -> records_pb2.JournalRecord:
     return b.meta(run_id=run_id, prompt=TEXT, labels={"suite": "bit-flips"})
 
 

@@ -47,7 +47,7 @@ class Worker:
     def tag(self, round_number: int, what: str) -> str:
         return f"{self.name} r{round_number} {what}"
 
-    def turn(self, response: pb.ClaimResponse, round_number: int) -> list[records_pb2.Record]:
+    def turn(self, response: pb.ClaimResponse, round_number: int) -> list[records_pb2.JournalRecord]:
         """The records this worker writes after its claim, built from the state the claim returned."""
         seq = response.last_seq + 1
         turn = []
@@ -99,7 +99,7 @@ class Worker:
             self.refusals += 1
 
 
-def owner(record: records_pb2.Record) -> tuple[str, int]:
+def owner(record: records_pb2.JournalRecord) -> tuple[str, int]:
     """(worker, round) from the tag every worker puts in the text of what it writes."""
     which = record.WhichOneof("payload")
     text = record.note.text if which == "note" else getattr(record, which).content[0].text.text

@@ -36,10 +36,10 @@ CONCURRENCY = 4
 CLAIM = "claim"
 """A step that claims the run through the Claim RPC instead of appending."""
 
-Step = records_pb2.Record | list[records_pb2.Record] | str
+Step = records_pb2.JournalRecord | list[records_pb2.JournalRecord] | str
 
 
-def _note_with_data(seq: int) -> records_pb2.Record:
+def _note_with_data(seq: int) -> records_pb2.JournalRecord:
     record = b.note(seq, UTF8)
     record.note.data_json = '{"nested":[[{"ü":"🙂","n":[1,2,{"deep":[true,null]}]}]]}'
     return record
@@ -78,7 +78,7 @@ def state_id(shape: str, number: int) -> str:
     return f"cs-{shape}-{number:05d}"
 
 
-def meta_for(run_id: str) -> records_pb2.Record:
+def meta_for(run_id: str) -> records_pb2.JournalRecord:
     return b.meta(run_id=run_id, prompt=UTF8)
 
 

@@ -144,7 +144,7 @@ MAX_DEPTH = 4
 
 
 @st.composite
-def consecutive_records(draw: st.DrawFn) -> list[records_pb2.Record]:
+def consecutive_records(draw: st.DrawFn) -> list[records_pb2.JournalRecord]:
     """Valid records (each on its own) at consecutive seqs, as a batch must be."""
     start = draw(st.integers(1, 6))
     return [draw(valid.records(seq=start + i)) for i in range(draw(st.integers(1, 4)))]
@@ -438,7 +438,7 @@ def corpus(method: str) -> Iterator[bytes]:
     if method in ("Append", "AppendBatch"):
         for depth in (64, 65, 100_000):
             call = b.tool_use("t1", input_json=deep_json(depth))
-            record = records_pb2.Record(seq=4, assistant=records_pb2.AssistantTurn(iteration=2, content=[call]))
+            record = records_pb2.JournalRecord(seq=4, assistant=records_pb2.AssistantTurn(iteration=2, content=[call]))
             record.assistant.stop_reason = records_pb2.STOP_REASON_TOOL_USE
             field_name = "records" if method == "AppendBatch" else "record"
             value: Any = [record] if method == "AppendBatch" else record

@@ -48,7 +48,7 @@ BATCH_CHANCE = 0.3
 UTF8 = "é ß 日本語 🙂"
 
 
-def record_for(run_id: str, seq: int, epoch: int, rng: random.Random) -> records_pb2.Record:
+def record_for(run_id: str, seq: int, epoch: int, rng: random.Random) -> records_pb2.JournalRecord:
     """The record a client writes at ``seq``; its kind depends only on seq, so every prefix folds.
 
     The text names the epoch, so a record rewritten after a kill differs from

@@ -17,10 +17,10 @@ from runjournal.v1.records_pb2 import (
     Decision,
     Deferral,
     Fingerprint,
+    JournalRecord,
     Meta,
     Note,
     Reconfigure,
-    Record,
     StopReason,
     Terminal,
     TerminalReason,
@@ -66,7 +66,7 @@ def meta(
     fp: Fingerprint | None = None,
     labels: dict[str, str] | None = None,
     task_id: str = "",
-) -> Record:
+) -> JournalRecord:
     payload = Meta(
         format_version=format_version,
         run_id=run_id,
@@ -76,7 +76,7 @@ def meta(
         task_id=task_id,
     )
     payload.created_at.FromSeconds(1_700_000_000)
-    return Record(seq=seq, meta=payload)
+    return JournalRecord(seq=seq, meta=payload)
 
 
 def assistant(
@@ -87,13 +87,13 @@ def assistant(
     say: str = "",
     stop_reason: StopReason | None = None,
     usage: tuple[int, int, int, int] = (10, 5, 0, 0),
-) -> Record:
+) -> JournalRecord:
     """An assistant turn: optional text, then one tool_use block per call id."""
     content = [text(say or f"turn {iteration}")] + [tool_use(call_id) for call_id in calls]
     if stop_reason is None:
         stop_reason = StopReason.STOP_REASON_TOOL_USE if calls else StopReason.STOP_REASON_END_TURN
     inp, out, cache_read, cache_write = usage
-    return Record(
+    return JournalRecord(
         seq=seq,
         assistant=AssistantTurn(
             iteration=iteration,
@@ -109,12 +109,12 @@ def assistant(
     )
 
 
-def user(seq: int, say: str = "more please") -> Record:
-    return Record(seq=seq, user=UserFollowUp(content=[text(say)]))
+def user(seq: int, say: str = "more please") -> JournalRecord:
+    return JournalRecord(seq=seq, user=UserFollowUp(content=[text(say)]))
 
 
-def result(seq: int, call_id: str, say: str = "", *, is_error: bool = False, remote: bool = False) -> Record:
-    return Record(
+def result(seq: int, call_id: str, say: str = "", *, is_error: bool = False, remote: bool = False) -> JournalRecord:
+    return JournalRecord(
         seq=seq,
         tool_result=ToolResult(
             tool_use_id=call_id,
@@ -125,33 +125,33 @@ def result(seq: int, call_id: str, say: str = "", *, is_error: bool = False, rem
     )
 
 
-def deferral(seq: int, call_id: str, reason: str = "needs a person", answerer: str = "ops") -> Record:
-    return Record(seq=seq, deferral=Deferral(tool_use_id=call_id, reason=reason, expected_answerer=answerer))
+def deferral(seq: int, call_id: str, reason: str = "needs a person", answerer: str = "ops") -> JournalRecord:
+    return JournalRecord(seq=seq, deferral=Deferral(tool_use_id=call_id, reason=reason, expected_answerer=answerer))
 
 
-def approval(seq: int, call_id: str, *, approved: bool = True, approver: str = "alice") -> Record:
+def approval(seq: int, call_id: str, *, approved: bool = True, approver: str = "alice") -> JournalRecord:
     decision = Decision.DECISION_APPROVED if approved else Decision.DECISION_DENIED
-    return Record(seq=seq, approval=Approval(tool_use_id=call_id, decision=decision, approver=approver))
+    return JournalRecord(seq=seq, approval=Approval(tool_use_id=call_id, decision=decision, approver=approver))
 
 
-def claim(seq: int, worker: str = "worker-2") -> Record:
-    return Record(seq=seq, claim=ClaimNotice(worker_id=worker, host="host", pid=42, reason="resume"))
+def claim(seq: int, worker: str = "worker-2") -> JournalRecord:
+    return JournalRecord(seq=seq, claim=ClaimNotice(worker_id=worker, host="host", pid=42, reason="resume"))
 
 
 def terminal(
     seq: int,
     reason: TerminalReason = TerminalReason.TERMINAL_REASON_COMPLETED,
     message: str = "done",
-) -> Record:
-    return Record(seq=seq, terminal=Terminal(reason=reason, message=message))
+) -> JournalRecord:
+    return JournalRecord(seq=seq, terminal=Terminal(reason=reason, message=message))
 
 
-def reconfigure(seq: int, fp: Fingerprint, changed: Sequence[str] = ("model",)) -> Record:
-    return Record(seq=seq, reconfigure=Reconfigure(fingerprint=fp, changed_fields=list(changed)))
+def reconfigure(seq: int, fp: Fingerprint, changed: Sequence[str] = ("model",)) -> JournalRecord:
+    return JournalRecord(seq=seq, reconfigure=Reconfigure(fingerprint=fp, changed_fields=list(changed)))
 
 
-def note(seq: int, say: str = "progress") -> Record:
-    return Record(seq=seq, optional=True, note=Note(text=say))
+def note(seq: int, say: str = "progress") -> JournalRecord:
+    return JournalRecord(seq=seq, optional=True, note=Note(text=say))
 
 
 @dataclass(frozen=True)
@@ -161,10 +161,10 @@ class Stored:
     seq: int
     kind: str
     optional: bool
-    record: Record | None
+    record: JournalRecord | None
 
 
-def stored(record: Record) -> Stored:
+def stored(record: JournalRecord) -> Stored:
     kind = record.WhichOneof("payload")
     assert kind is not None
     return Stored(record.seq, kind, record.optional, record)

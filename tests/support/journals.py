@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from runjournal.v1.records_pb2 import Record, StopReason, TerminalReason
+from runjournal.v1.records_pb2 import JournalRecord, StopReason, TerminalReason
 from tests.support import builders as b
 
 TERMINAL_REASONS = [
@@ -48,7 +48,7 @@ _PENDING_ACTIONS = [
 
 
 @st.composite
-def valid_journals(draw: st.DrawFn, max_records: int = 40) -> list[Record]:
+def valid_journals(draw: st.DrawFn, max_records: int = 40) -> list[JournalRecord]:
     """A random valid journal of 1 to ``max_records`` records."""
     records = [b.meta(prompt=draw(st.text(max_size=8)))]
     iteration = 0
@@ -104,9 +104,9 @@ def valid_journals(draw: st.DrawFn, max_records: int = 40) -> list[Record]:
     return records
 
 
-def renumbered(record: Record, seq: int) -> Record:
+def renumbered(record: JournalRecord, seq: int) -> JournalRecord:
     """A copy of ``record`` at ``seq``."""
-    copy = Record()
+    copy = JournalRecord()
     copy.CopyFrom(record)
     copy.seq = seq
     return copy

@@ -215,7 +215,7 @@ def records(
     *,
     seq: int | st.SearchStrategy[int] | None = None,
     optional: bool | None = None,
-) -> st.SearchStrategy[pb.Record]:
+) -> st.SearchStrategy[pb.JournalRecord]:
     """A valid ``Record`` of ``kind`` (any kind when None).
 
     ``seq`` defaults to 1 for meta and to any valid seq otherwise. ``optional``
@@ -227,7 +227,7 @@ def records(
     chosen = Kind(kind)
 
     @st.composite
-    def build(draw: st.DrawFn) -> pb.Record:
+    def build(draw: st.DrawFn) -> pb.JournalRecord:
         if seq is None:
             record_seq = 1 if chosen is Kind.META else draw(st.integers(1, MAX_SEQ))
         elif isinstance(seq, int):
@@ -240,7 +240,7 @@ def records(
             is_optional = False
         else:
             is_optional = draw(st.booleans()) if optional is None else optional
-        record = pb.Record(seq=record_seq, optional=is_optional)
+        record = pb.JournalRecord(seq=record_seq, optional=is_optional)
         getattr(record, chosen.value).CopyFrom(draw(record_payloads(chosen)))
         return record
 

@@ -31,7 +31,7 @@ CHARS = ["\x01", "\x1f", "a", '"', "\\", "\n", "é", "€", "\U0001f600", "\U001
 LENGTHS = [0, 1, 127, 128, 129, 16383, 16384, 16385]
 
 
-def _body_length(record: pb.Record) -> int:
+def _body_length(record: pb.JournalRecord) -> int:
     return len(encode(record, max_record_bytes=UNLIMITED).body)
 
 
@@ -50,15 +50,15 @@ def _long_texts(draw: st.DrawFn) -> str:
 
 
 @st.composite
-def _tight_records(draw: st.DrawFn) -> pb.Record:
+def _tight_records(draw: st.DrawFn) -> pb.JournalRecord:
     """Valid records shaped to make JSON as small as it gets against the wire format."""
     seq = draw(st.integers(2, 2**63 - 1))
     shape = draw(st.sampled_from(["blocks", "note", "usage", "claim", "terminal", "tool_result", "labels"]))
     if shape == "blocks":  # many tiny (or empty) blocks: a 2-byte tag and length each
         texts = draw(st.lists(st.sampled_from(["", "a", "\x01"]) | _long_texts(), min_size=1, max_size=300))
-        return pb.Record(seq=seq, user=pb.UserFollowUp(content=[_text_block(t) for t in texts]))
+        return pb.JournalRecord(seq=seq, user=pb.UserFollowUp(content=[_text_block(t) for t in texts]))
     if shape == "note":
-        return pb.Record(seq=seq, optional=True, note=pb.Note(text=draw(_long_texts()) or "x"))
+        return pb.JournalRecord(seq=seq, optional=True, note=pb.Note(text=draw(_long_texts()) or "x"))
     if shape == "usage":  # small ints and an enum: a 1-byte tag and a 1-byte varint each
         small = st.integers(0, 1) | st.integers(0, valid.INT32_MAX)
         usage = pb.Usage(
@@ -73,45 +73,45 @@ def _tight_records(draw: st.DrawFn) -> pb.Record:
             stop_reason=draw(st.sampled_from(valid.STOP_REASONS)),
             usage=usage,
         )
-        return pb.Record(seq=seq, assistant=assistant)
+        return pb.JournalRecord(seq=seq, assistant=assistant)
     if shape == "claim":  # the shortest key of an int field ("pid") next to empty strings
         claim = pb.ClaimNotice(worker_id="w", host="", pid=draw(st.integers(0, valid.INT32_MAX)), reason="")
-        return pb.Record(seq=seq, claim=claim)
+        return pb.JournalRecord(seq=seq, claim=claim)
     if shape == "terminal":
         reason = draw(st.sampled_from(valid.TERMINAL_REASONS))
-        return pb.Record(seq=seq, terminal=pb.Terminal(reason=reason, message=draw(_long_texts())))
+        return pb.JournalRecord(seq=seq, terminal=pb.Terminal(reason=reason, message=draw(_long_texts())))
     if shape == "tool_result":  # bools and an empty content list
         result = pb.ToolResult(tool_use_id="t", is_error=draw(st.booleans()), remote=draw(st.booleans()))
-        return pb.Record(seq=seq, optional=draw(st.booleans()), tool_result=result)
+        return pb.JournalRecord(seq=seq, optional=draw(st.booleans()), tool_result=result)
     meta = draw(valid.record_payloads("meta"))
     keys = draw(st.lists(st.from_regex(r"[a-z0-9]{1,3}", fullmatch=True), max_size=64, unique=True))
     meta.labels.clear()
     meta.labels.update({key: draw(st.sampled_from(["", "v", "\x01" * 200])) for key in keys})
-    return pb.Record(seq=1, meta=meta)
+    return pb.JournalRecord(seq=1, meta=meta)
 
 
 @settings(max_examples=400)
 @given(valid.records())
-def test_the_json_body_of_any_valid_record_is_at_least_its_wire_size(record: pb.Record) -> None:
+def test_the_json_body_of_any_valid_record_is_at_least_its_wire_size(record: pb.JournalRecord) -> None:
     assert _body_length(record) >= record.ByteSize()
 
 
 @settings(max_examples=400, deadline=None)
 @given(_tight_records())
-def test_the_bound_holds_where_json_is_tightest_against_the_wire_format(record: pb.Record) -> None:
+def test_the_bound_holds_where_json_is_tightest_against_the_wire_format(record: pb.JournalRecord) -> None:
     assert _body_length(record) >= record.ByteSize()
 
 
 @pytest.mark.parametrize("char", CHARS)
 def test_the_bound_holds_for_a_multi_mebibyte_text_of_any_character(char: str) -> None:
     # 2 MiB + 1 characters: the length prefix is 4 bytes, the longest any accepted record can need.
-    record = pb.Record(seq=2, optional=True, note=pb.Note(text=char * (2 * MIB + 1)))
+    record = pb.JournalRecord(seq=2, optional=True, note=pb.Note(text=char * (2 * MIB + 1)))
     assert _body_length(record) >= record.ByteSize()
 
 
 def test_a_huge_control_character_text_is_refused_without_building_its_line() -> None:
     # 60 MiB of \x01 would be escaped into a 360 MiB line; the refusal must come from the wire size.
-    record = pb.Record(seq=2, optional=True, note=pb.Note(text="\x01" * (60 * MIB)))
+    record = pb.JournalRecord(seq=2, optional=True, note=pb.Note(text="\x01" * (60 * MIB)))
     tracemalloc.start()
     try:
         with pytest.raises(RecordTooLargeError) as caught:
@@ -129,9 +129,9 @@ def test_a_huge_control_character_text_is_refused_without_building_its_line() ->
 def test_unknown_fields_do_not_count_towards_the_size() -> None:
     # A newer client's field this server does not know is dropped from the line, so it must not
     # make the wire-size bound refuse a record whose line fits.
-    note = pb.Record(seq=2, optional=True, note=pb.Note(text="small"))
+    note = pb.JournalRecord(seq=2, optional=True, note=pb.Note(text="small"))
     unknown_field_99 = b"\x9a\x06" + _varint(2 * MIB) + b"u" * (2 * MIB)
-    record = pb.Record.FromString(note.SerializeToString() + unknown_field_99)
+    record = pb.JournalRecord.FromString(note.SerializeToString() + unknown_field_99)
     assert record.ByteSize() > 2 * MIB
     assert encode(record, max_record_bytes=MIB).record == note
 

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from runjournal.v1.records_pb2 import (
     ContentBlock,
+    ConversationMessage,
     Decision,
-    Message,
-    Record,
+    JournalRecord,
     Role,
     StopReason,
     TerminalReason,
@@ -29,9 +29,9 @@ from tests.support.journals import renumbered, stored_journals, valid_journals
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def results_message(*pairs: tuple[str, str]) -> Message:
+def results_message(*pairs: tuple[str, str]) -> ConversationMessage:
     """The synthetic user message of a committed turn: (call id, result text) in journal order."""
-    return Message(
+    return ConversationMessage(
         role=Role.ROLE_USER,
         content=[
             ContentBlock(tool_result=ToolResultBlock(tool_use_id=call_id, content=[b.text(say)]))
@@ -40,11 +40,11 @@ def results_message(*pairs: tuple[str, str]) -> Message:
     )
 
 
-def texts(message: Message) -> list[str]:
+def texts(message: ConversationMessage) -> list[str]:
     return [block.text.text for block in message.content if block.HasField("text")]
 
 
-def refused(folder: Folder, record: Record) -> JournalRuleError:
+def refused(folder: Folder, record: JournalRecord) -> JournalRuleError:
     """Apply a record that must be refused; check it changed nothing and return the error."""
     before = folder.state()
     with pytest.raises(JournalRuleError) as info:
@@ -89,7 +89,7 @@ def test_seqs_follow_the_last_by_exactly_one(seq: int) -> None:
 
 
 def test_record_without_payload_refused() -> None:
-    assert "no payload" in refused(fold([b.meta()]), Record(seq=2)).detail
+    assert "no payload" in refused(fold([b.meta()]), JournalRecord(seq=2)).detail
 
 
 def test_meta_rebuilds_message_zero_fingerprint_and_claim_token() -> None:
@@ -97,7 +97,7 @@ def test_meta_rebuilds_message_zero_fingerprint_and_claim_token() -> None:
     state = fold([record]).state()
     assert state.run_id == b.RUN_ID
     assert state.meta == record.meta
-    assert list(state.conversation) == [Message(role=Role.ROLE_USER, content=[b.text("do the thing")])]
+    assert list(state.conversation) == [ConversationMessage(role=Role.ROLE_USER, content=[b.text("do the thing")])]
     assert state.effective_fingerprint == b.fingerprint(model="m-1")
     assert (state.claim_token, state.claimed_by) == (1, "")
     assert (state.next_iteration, state.last_seq, state.status) == (1, 1, RunStatus.RUN_STATUS_OPEN)
@@ -194,7 +194,9 @@ def test_tool_use_id_repeated_within_one_turn_refused() -> None:
 def test_turn_without_calls_is_in_conversation_and_leaves_no_pending_batch() -> None:
     turn = b.assistant(2, 1, say="all done")
     state = fold([b.meta(), turn]).state()
-    assert list(state.conversation)[1:] == [Message(role=Role.ROLE_ASSISTANT, content=turn.assistant.content)]
+    assert list(state.conversation)[1:] == [
+        ConversationMessage(role=Role.ROLE_ASSISTANT, content=turn.assistant.content)
+    ]
     assert not state.HasField("pending")
 
 
@@ -392,7 +394,9 @@ def test_claim_sets_token_and_holder_only() -> None:
     ],
     ids=["claim", "note", "reconfigure", "user", "assistant"],
 )
-def test_terminal_describes_run_only_while_last_non_inert(follower: Callable[[int], Record], status: RunStatus) -> None:
+def test_terminal_describes_run_only_while_last_non_inert(
+    follower: Callable[[int], JournalRecord], status: RunStatus
+) -> None:
     state = fold([b.meta(), b.assistant(2, 1), b.terminal(3, message="bye"), follower(4)]).state()
     assert state.status == status
     assert state.HasField("terminal") == (status != RunStatus.RUN_STATUS_OPEN)
@@ -405,7 +409,7 @@ def test_terminal_describes_run_only_while_last_non_inert(follower: Callable[[in
     [b.result(4, "a"), b.deferral(4, "a"), b.approval(4, "a")],
     ids=["result", "deferral", "approval"],
 )
-def test_answer_deferral_or_approval_after_terminal_reopens_run(follower: Record) -> None:
+def test_answer_deferral_or_approval_after_terminal_reopens_run(follower: JournalRecord) -> None:
     journal = [
         b.meta(),
         b.assistant(2, 1, ["a", "b"]),
@@ -483,7 +487,7 @@ def test_pending_batch_lists_every_call_in_model_order_with_its_progress() -> No
     state = fold([b.meta(), turn, b.result(3, "c"), b.deferral(4, "b"), b.approval(5, "a")]).state()
     pending = state.pending
     assert (pending.assistant_seq, pending.iteration) == (2, 7)
-    assert pending.assistant == Message(role=Role.ROLE_ASSISTANT, content=turn.assistant.content)
+    assert pending.assistant == ConversationMessage(role=Role.ROLE_ASSISTANT, content=turn.assistant.content)
     assert [c.tool_use.id for c in pending.calls] == ["a", "b", "c"]
     assert [(c.answered, c.result_seq) for c in pending.calls] == [(False, 0), (False, 0), (True, 3)]
     assert pending.calls[2].result.tool_use_id == "c"
@@ -594,7 +598,9 @@ REFUSALS = [
 
 
 @pytest.mark.parametrize(("journal", "record"), REFUSALS)
-def test_refused_record_is_reported_with_its_seq_and_changes_nothing(journal: list[Record], record: Record) -> None:
+def test_refused_record_is_reported_with_its_seq_and_changes_nothing(
+    journal: list[JournalRecord], record: JournalRecord
+) -> None:
     folder = fold(journal)
     assert refused(folder, record).seq == record.seq
     # The folder still accepts what the journal allows next.
@@ -606,7 +612,7 @@ def test_refused_record_is_reported_with_its_seq_and_changes_nothing(journal: li
 
 @PROPERTY
 @given(valid_journals())
-def test_valid_journals_fold_without_error(records: list[Record]) -> None:
+def test_valid_journals_fold_without_error(records: list[JournalRecord]) -> None:
     state = fold(records).state()
     assert state.last_seq == len(records)
     assert state.counters.llm_calls == sum(r.HasField("assistant") for r in records)
@@ -619,7 +625,7 @@ def test_valid_journals_fold_without_error(records: list[Record]) -> None:
 
 @PROPERTY
 @given(valid_journals())
-def test_incremental_fold_equals_batch_fold_at_every_split(records: list[Record]) -> None:
+def test_incremental_fold_equals_batch_fold_at_every_split(records: list[JournalRecord]) -> None:
     expected = fold(records).state()
     for split in range(len(records) + 1):
         folder = fold(records[:split])
@@ -642,7 +648,7 @@ def test_unknown_optional_records_fold_as_if_absent(journal: list[b.Stored]) -> 
 
 
 @st.composite
-def _journal_and_candidate(draw: st.DrawFn) -> tuple[list[Record], Record]:
+def _journal_and_candidate(draw: st.DrawFn) -> tuple[list[JournalRecord], JournalRecord]:
     """A valid journal prefix and a record that may or may not be allowed after it."""
     records = draw(valid_journals())
     prefix = records[: draw(st.integers(1, len(records)))]
@@ -666,7 +672,7 @@ def _journal_and_candidate(draw: st.DrawFn) -> tuple[list[Record], Record]:
 
 @PROPERTY
 @given(_journal_and_candidate())
-def test_any_refused_record_leaves_state_unchanged(case: tuple[list[Record], Record]) -> None:
+def test_any_refused_record_leaves_state_unchanged(case: tuple[list[JournalRecord], JournalRecord]) -> None:
     prefix, candidate = case
     folder = fold(prefix)
     before = folder.state()
@@ -681,7 +687,7 @@ def test_any_refused_record_leaves_state_unchanged(case: tuple[list[Record], Rec
 
 @PROPERTY
 @given(valid_journals(), st.randoms(use_true_random=False))
-def test_shuffled_journals_are_refused_only_by_the_rules(records: list[Record], random: object) -> None:
+def test_shuffled_journals_are_refused_only_by_the_rules(records: list[JournalRecord], random: object) -> None:
     shuffled = [renumbered(r, i) for i, r in enumerate(random.sample(records, len(records)), start=1)]  # type: ignore[attr-defined]
     try:
         fold(shuffled)
@@ -690,7 +696,9 @@ def test_shuffled_journals_are_refused_only_by_the_rules(records: list[Record], 
 
 
 @given(valid_journals(), st.integers(min_value=0, max_value=60))
-def test_conversation_from_returns_the_suffix_with_its_offset_and_size(records: list[Record], start: int) -> None:
+def test_conversation_from_returns_the_suffix_with_its_offset_and_size(
+    records: list[JournalRecord], start: int
+) -> None:
     folder = fold(records)
     full = folder.state()
     part = folder.state(conversation_from=start)
@@ -704,7 +712,7 @@ def test_conversation_from_returns_the_suffix_with_its_offset_and_size(records: 
 
 
 @given(valid_journals())
-def test_every_conversation_message_but_the_last_is_final_once_shown(records: list[Record]) -> None:
+def test_every_conversation_message_but_the_last_is_final_once_shown(records: list[JournalRecord]) -> None:
     """What lets a client ask only for the messages it lacks: earlier messages never change."""
     folder = Folder()
     shown: list[object] = []

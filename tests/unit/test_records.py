@@ -49,7 +49,7 @@ def wrap(body: bytes) -> bytes:
     return b'{"crc":"%08x","rec":%s}' % (zlib.crc32(body), body)
 
 
-def body_dict(record: pb.Record) -> dict[str, Any]:
+def body_dict(record: pb.JournalRecord) -> dict[str, Any]:
     kind = record.WhichOneof("payload")
     assert kind is not None
     payload = json_format.MessageToDict(getattr(record, kind), preserving_proto_field_name=True)
@@ -59,7 +59,7 @@ def body_dict(record: pb.Record) -> dict[str, Any]:
     return obj
 
 
-def line_of(record: pb.Record) -> bytes:
+def line_of(record: pb.JournalRecord) -> bytes:
     """The documented line for ``record``, built without records.py (even for invalid records)."""
     return wrap(canonical(body_dict(record)))
 
@@ -96,8 +96,8 @@ def fingerprint() -> pb.Fingerprint:
     )
 
 
-def meta_record() -> pb.Record:
-    record = pb.Record(seq=1)
+def meta_record() -> pb.JournalRecord:
+    record = pb.JournalRecord(seq=1)
     record.meta.format_version = 1
     record.meta.run_id = "run-1"
     record.meta.created_at.FromSeconds(1_700_000_000)
@@ -108,8 +108,8 @@ def meta_record() -> pb.Record:
     return record
 
 
-def assistant_record() -> pb.Record:
-    record = pb.Record(seq=2)
+def assistant_record() -> pb.JournalRecord:
+    record = pb.JournalRecord(seq=2)
     turn = record.assistant
     turn.iteration = 1
     turn.content.extend([thinking(), text("calling"), tool_use("call_1"), tool_use("call_2")])
@@ -119,39 +119,41 @@ def assistant_record() -> pb.Record:
     return record
 
 
-def user_record() -> pb.Record:
-    return pb.Record(seq=3, user=pb.UserFollowUp(content=[text("more")]))
+def user_record() -> pb.JournalRecord:
+    return pb.JournalRecord(seq=3, user=pb.UserFollowUp(content=[text("more")]))
 
 
-def tool_result_record() -> pb.Record:
-    return pb.Record(seq=4, tool_result=pb.ToolResult(tool_use_id="call_1", content=[text("42")], remote=True))
+def tool_result_record() -> pb.JournalRecord:
+    return pb.JournalRecord(seq=4, tool_result=pb.ToolResult(tool_use_id="call_1", content=[text("42")], remote=True))
 
 
-def deferral_record() -> pb.Record:
-    return pb.Record(seq=5, deferral=pb.Deferral(tool_use_id="call_2", reason="needs a person"))
+def deferral_record() -> pb.JournalRecord:
+    return pb.JournalRecord(seq=5, deferral=pb.Deferral(tool_use_id="call_2", reason="needs a person"))
 
 
-def approval_record() -> pb.Record:
-    return pb.Record(seq=6, approval=pb.Approval(tool_use_id="call_2", decision=pb.DECISION_APPROVED, approver="alice"))
+def approval_record() -> pb.JournalRecord:
+    return pb.JournalRecord(
+        seq=6, approval=pb.Approval(tool_use_id="call_2", decision=pb.DECISION_APPROVED, approver="alice")
+    )
 
 
-def claim_record() -> pb.Record:
-    return pb.Record(seq=7, claim=pb.ClaimNotice(worker_id="worker-2", host="h", pid=42, reason="resume"))
+def claim_record() -> pb.JournalRecord:
+    return pb.JournalRecord(seq=7, claim=pb.ClaimNotice(worker_id="worker-2", host="h", pid=42, reason="resume"))
 
 
-def terminal_record() -> pb.Record:
-    return pb.Record(seq=8, terminal=pb.Terminal(reason=pb.TERMINAL_REASON_COMPLETED, message="done"))
+def terminal_record() -> pb.JournalRecord:
+    return pb.JournalRecord(seq=8, terminal=pb.Terminal(reason=pb.TERMINAL_REASON_COMPLETED, message="done"))
 
 
-def reconfigure_record() -> pb.Record:
-    return pb.Record(seq=9, reconfigure=pb.Reconfigure(fingerprint=fingerprint(), changed_fields=["model"]))
+def reconfigure_record() -> pb.JournalRecord:
+    return pb.JournalRecord(seq=9, reconfigure=pb.Reconfigure(fingerprint=fingerprint(), changed_fields=["model"]))
 
 
-def note_record() -> pb.Record:
-    return pb.Record(seq=10, optional=True, note=pb.Note(text="halfway", data_json='{"done":5}'))
+def note_record() -> pb.JournalRecord:
+    return pb.JournalRecord(seq=10, optional=True, note=pb.Note(text="halfway", data_json='{"done":5}'))
 
 
-BASES: dict[Kind, Callable[[], pb.Record]] = {
+BASES: dict[Kind, Callable[[], pb.JournalRecord]] = {
     Kind.META: meta_record,
     Kind.ASSISTANT: assistant_record,
     Kind.USER: user_record,
@@ -176,7 +178,7 @@ def schema_for(name: str) -> jsonschema.Draft202012Validator:
 
 
 def test_kinds_are_exactly_the_record_payload_oneof_fields() -> None:
-    fields = [f.name for f in pb.Record.DESCRIPTOR.oneofs_by_name["payload"].fields]
+    fields = [f.name for f in pb.JournalRecord.DESCRIPTOR.oneofs_by_name["payload"].fields]
     assert [kind.value for kind in Kind] == fields
 
 
@@ -194,7 +196,7 @@ def test_kind_of_names_the_payload_and_every_base_record_is_valid(kind: Kind) ->
 
 def test_kind_of_refuses_a_record_without_payload() -> None:
     with pytest.raises(InvalidRecordError) as caught:
-        kind_of(pb.Record(seq=3))
+        kind_of(pb.JournalRecord(seq=3))
     assert caught.value.field == "record.payload"
     assert caught.value.metadata["seq"] == "3"
 
@@ -226,7 +228,7 @@ def test_non_ascii_text_is_stored_as_utf8_not_escaped() -> None:
 
 @settings(max_examples=300)
 @given(records())
-def test_encode_produces_exactly_the_documented_line(record: pb.Record) -> None:
+def test_encode_produces_exactly_the_documented_line(record: pb.JournalRecord) -> None:
     stored = encode(record)
     assert stored.line == line_of(record)
     assert json.loads(stored.line) == {
@@ -238,7 +240,7 @@ def test_encode_produces_exactly_the_documented_line(record: pb.Record) -> None:
 
 @settings(max_examples=300)
 @given(records())
-def test_encode_then_decode_gives_back_the_same_stored_record(record: pb.Record) -> None:
+def test_encode_then_decode_gives_back_the_same_stored_record(record: pb.JournalRecord) -> None:
     stored = encode(record)
     decoded = decode(stored.line)
     assert decoded == stored
@@ -247,7 +249,7 @@ def test_encode_then_decode_gives_back_the_same_stored_record(record: pb.Record)
 
 
 @given(records())
-def test_stored_record_fields_describe_the_record(record: pb.Record) -> None:
+def test_stored_record_fields_describe_the_record(record: pb.JournalRecord) -> None:
     stored = encode(record)
     assert isinstance(stored, StoredRecord)
     assert stored.seq == record.seq
@@ -261,8 +263,8 @@ def test_stored_record_fields_describe_the_record(record: pb.Record) -> None:
 
 
 @given(records())
-def test_equal_records_give_equal_bytes(record: pb.Record) -> None:
-    copy = pb.Record.FromString(record.SerializeToString())
+def test_equal_records_give_equal_bytes(record: pb.JournalRecord) -> None:
+    copy = pb.JournalRecord.FromString(record.SerializeToString())
     assert encode(copy).body == encode(record).body
 
 
@@ -310,7 +312,7 @@ def test_every_single_byte_change_to_a_line_is_refused(kind: Kind) -> None:
 
 @settings(max_examples=300)
 @given(records(), st.data())
-def test_a_random_single_byte_change_is_refused(record: pb.Record, data: st.DataObject) -> None:
+def test_a_random_single_byte_change_is_refused(record: pb.JournalRecord, data: st.DataObject) -> None:
     line = encode(record).line
     position = data.draw(st.integers(0, len(line) - 1), label="position")
     value = data.draw(st.integers(0, 255).filter(lambda v: v != line[position]), label="value")
@@ -320,7 +322,7 @@ def test_a_random_single_byte_change_is_refused(record: pb.Record, data: st.Data
 
 
 @given(records(), st.data())
-def test_a_truncated_line_is_refused(record: pb.Record, data: st.DataObject) -> None:
+def test_a_truncated_line_is_refused(record: pb.JournalRecord, data: st.DataObject) -> None:
     line = encode(record).line
     cut = data.draw(st.integers(0, len(line) - 1))
     with pytest.raises(RecordDecodeError):
@@ -367,11 +369,11 @@ def test_decode_of_any_payload_with_a_good_checksum_either_refuses_or_round_trip
 # Strict decoding: well-checksummed lines that are not canonical records
 
 
-def _body_of(record: pb.Record) -> bytes:
+def _body_of(record: pb.JournalRecord) -> bytes:
     return encode(record).body
 
 
-NON_CANONICAL: list[tuple[str, Callable[[], pb.Record], bytes, bytes]] = [
+NON_CANONICAL: list[tuple[str, Callable[[], pb.JournalRecord], bytes, bytes]] = [
     ("whitespace", claim_record, b'"seq":7', b'"seq": 7'),
     (
         "keys out of order",
@@ -426,7 +428,7 @@ NON_CANONICAL: list[tuple[str, Callable[[], pb.Record], bytes, bytes]] = [
     ("factory", "old", "new"), [case[1:] for case in NON_CANONICAL], ids=[case[0] for case in NON_CANONICAL]
 )
 def test_decode_refuses_a_well_checksummed_body_that_is_not_the_canonical_record(
-    factory: Callable[[], pb.Record], old: bytes, new: bytes
+    factory: Callable[[], pb.JournalRecord], old: bytes, new: bytes
 ) -> None:
     body = _body_of(factory())
     assert body.count(old) == 1
@@ -457,7 +459,7 @@ def test_payload_messages_use_only_types_with_plain_json_forms() -> None:
         if name.startswith("TYPE_")
     }
     seen: set[str] = set()
-    pending = [getattr(pb.Record(), kind.value).DESCRIPTOR for kind in Kind]
+    pending = [getattr(pb.JournalRecord(), kind.value).DESCRIPTOR for kind in Kind]
     while pending:
         descriptor = pending.pop()
         if descriptor.full_name in seen or descriptor.full_name == "google.protobuf.Timestamp":
@@ -554,15 +556,15 @@ class Bad:
 
     name: str
     kind: Kind
-    change: Callable[[pb.Record], object]
+    change: Callable[[pb.JournalRecord], object]
     field: str
     schema_catches: bool = True
     has_json_form: bool = True
     """False when proto3 JSON cannot express the record (a timestamp out of its range)."""
 
 
-def _set(path: str, value: object) -> Callable[[pb.Record], None]:
-    def change(record: pb.Record) -> None:
+def _set(path: str, value: object) -> Callable[[pb.JournalRecord], None]:
+    def change(record: pb.JournalRecord) -> None:
         *parents, last = path.split(".")
         target: Any = record
         for part in parents:
@@ -572,8 +574,8 @@ def _set(path: str, value: object) -> Callable[[pb.Record], None]:
     return change
 
 
-def _replace_content(kind: Kind, blocks: list[pb.ContentBlock]) -> Callable[[pb.Record], None]:
-    def change(record: pb.Record) -> None:
+def _replace_content(kind: Kind, blocks: list[pb.ContentBlock]) -> Callable[[pb.JournalRecord], None]:
+    def change(record: pb.JournalRecord) -> None:
         content = record.meta.prompt if kind is Kind.META else getattr(record, kind.value).content
         del content[:]
         content.extend(blocks)
@@ -581,7 +583,7 @@ def _replace_content(kind: Kind, blocks: list[pb.ContentBlock]) -> Callable[[pb.
     return change
 
 
-def _add_labels(count: int) -> Callable[[pb.Record], None]:
+def _add_labels(count: int) -> Callable[[pb.JournalRecord], None]:
     return lambda record: record.meta.labels.update({f"k{i}": "v" for i in range(count)})
 
 
@@ -871,7 +873,7 @@ BAD_RECORDS: list[Bad] = [
 ]
 
 
-def _bad_record(case: Bad) -> pb.Record:
+def _bad_record(case: Bad) -> pb.JournalRecord:
     record = BASES[case.kind]()
     case.change(record)
     return record
@@ -907,7 +909,7 @@ def test_the_schemas_refuse_the_malformed_records_they_can_express(case: Bad) ->
 
 def test_validate_refuses_a_record_without_payload_naming_it() -> None:
     with pytest.raises(InvalidRecordError) as caught:
-        validate(pb.Record(seq=1))
+        validate(pb.JournalRecord(seq=1))
     assert caught.value.field == "record.payload"
 
 
@@ -924,7 +926,7 @@ def test_text_may_hold_any_string_including_nul() -> None:
 
 
 def test_a_user_text_block_may_be_empty() -> None:
-    record = pb.Record(seq=3, user=pb.UserFollowUp(content=[text("")]))
+    record = pb.JournalRecord(seq=3, user=pb.UserFollowUp(content=[text("")]))
     assert decode(encode(record).line).record == record
 
 
@@ -932,8 +934,8 @@ def test_a_user_text_block_may_be_empty() -> None:
 # Size
 
 
-def _note_of(chars: int) -> pb.Record:
-    return pb.Record(seq=2, optional=True, note=pb.Note(text="x" * chars))
+def _note_of(chars: int) -> pb.JournalRecord:
+    return pb.JournalRecord(seq=2, optional=True, note=pb.Note(text="x" * chars))
 
 
 def test_a_line_over_the_limit_is_refused_and_a_line_at_the_limit_is_accepted() -> None:
@@ -951,7 +953,7 @@ def test_the_default_limit_is_one_mebibyte_of_line() -> None:
 
 
 def test_size_counts_utf8_bytes_not_characters() -> None:
-    record = pb.Record(seq=2, optional=True, note=pb.Note(text="é" * 400))
+    record = pb.JournalRecord(seq=2, optional=True, note=pb.Note(text="é" * 400))
     size = len(encode(record).line)
     assert size > 800
     with pytest.raises(RecordTooLargeError):
@@ -971,7 +973,7 @@ def test_every_kind_and_the_line_ship_a_valid_draft_2020_12_schema(name: str) ->
 
 @settings(max_examples=300)
 @given(records())
-def test_every_encoded_body_and_line_matches_its_schema(record: pb.Record) -> None:
+def test_every_encoded_body_and_line_matches_its_schema(record: pb.JournalRecord) -> None:
     stored = encode(record)
     body = json.loads(stored.body)
     errors = [e.message for e in schema_for(stored.kind).iter_errors(body)]
@@ -1051,7 +1053,7 @@ def test_every_example_line_in_the_format_document_decodes() -> None:
 
 
 @given(records())
-def test_the_fast_payload_walker_equals_message_to_dict(record: pb.Record) -> None:
+def test_the_fast_payload_walker_equals_message_to_dict(record: pb.JournalRecord) -> None:
     from google.protobuf import json_format
 
     from runjournal_server.core.payload_json import to_json_dict

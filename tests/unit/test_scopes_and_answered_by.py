@@ -60,7 +60,7 @@ def test_with_auth_off_the_request_names_the_approver_and_nobody_is_recorded() -
     UNRESTRICTED.check_appended([b.approval(5, "c1")], "run-1")
 
 
-def answered(by: str, *, remote: bool = True) -> records_pb2.Record:
+def answered(by: str, *, remote: bool = True) -> records_pb2.JournalRecord:
     record = b.result(5, "c1", "42", remote=remote)
     record.tool_result.answered_by = by
     return record
@@ -81,7 +81,9 @@ def test_answered_by_is_stored_and_matches_the_schema() -> None:
     ("record", "problem"),
     [(answered("ops", remote=False), "only on a remote result"), (answered("x" * 257), "1-256 characters")],
 )
-def test_answered_by_is_refused_off_a_remote_result_or_too_long(record: records_pb2.Record, problem: str) -> None:
+def test_answered_by_is_refused_off_a_remote_result_or_too_long(
+    record: records_pb2.JournalRecord, problem: str
+) -> None:
     with pytest.raises(InvalidRecordError, match=problem) as caught:
         validate(record)
     assert caught.value.field == "tool_result.answered_by"

@@ -136,10 +136,10 @@ def meta_record(
     interactive: bool = False,
     task_id: str = "",
     created_at: datetime.datetime | None = None,
-) -> records_pb2.Record:
+) -> records_pb2.JournalRecord:
     """The meta record that creates a run, at seq 1 (``created_at`` defaults to now)."""
     moment = created_at if created_at is not None else datetime.datetime.now(datetime.UTC)
-    return records_pb2.Record(
+    return records_pb2.JournalRecord(
         seq=1,
         meta=records_pb2.Meta(
             format_version=FORMAT_VERSION,
@@ -159,9 +159,9 @@ def assistant_record(
     content: Sequence[records_pb2.ContentBlock],
     stop_reason: StopReasonLike,
     usage: UsageLike | None = None,
-) -> records_pb2.Record:
+) -> records_pb2.JournalRecord:
     """A draft ``assistant`` record: one model call."""
-    return records_pb2.Record(
+    return records_pb2.JournalRecord(
         assistant=records_pb2.AssistantTurn(
             iteration=iteration,
             content=list(content),
@@ -178,9 +178,9 @@ def tool_result_record(
     text: str | None = None,
     is_error: bool = False,
     remote: bool = False,
-) -> records_pb2.Record:
+) -> records_pb2.JournalRecord:
     """A draft ``tool_result`` record; give the result as ``content`` blocks or as ``text``."""
-    return records_pb2.Record(
+    return records_pb2.JournalRecord(
         tool_result=records_pb2.ToolResult(
             tool_use_id=tool_use_id,
             content=content_of(content, text, what="tool_result"),
@@ -192,14 +192,14 @@ def tool_result_record(
 
 def deferral_record(
     tool_use_id: str, reason: str, expected_answerer: str, *, needs_approval: bool = False
-) -> records_pb2.Record:
+) -> records_pb2.JournalRecord:
     """A draft ``deferral`` record: the call awaits an out-of-band answer. Never optional.
 
     With ``needs_approval`` the call awaits an operator's decision instead
     (``JournalClient.approve``); once approved the worker runs it, once denied
     the worker answers it with an error result.
     """
-    return records_pb2.Record(
+    return records_pb2.JournalRecord(
         deferral=records_pb2.Deferral(
             tool_use_id=tool_use_id,
             reason=reason,
@@ -211,25 +211,29 @@ def deferral_record(
 
 def user_record(
     text: str | None = None, *, content: Sequence[records_pb2.ContentBlock] | None = None
-) -> records_pb2.Record:
+) -> records_pb2.JournalRecord:
     """A draft ``user`` record: a free-standing follow-up message."""
-    return records_pb2.Record(user=records_pb2.UserFollowUp(content=content_of(content, text, what="user")))
+    return records_pb2.JournalRecord(user=records_pb2.UserFollowUp(content=content_of(content, text, what="user")))
 
 
-def terminal_record(reason: TerminalReasonLike, message: str = "") -> records_pb2.Record:
+def terminal_record(reason: TerminalReasonLike, message: str = "") -> records_pb2.JournalRecord:
     """A draft ``terminal`` record: why the run stopped."""
-    return records_pb2.Record(terminal=records_pb2.Terminal(reason=terminal_reason_value(reason), message=message))
+    return records_pb2.JournalRecord(
+        terminal=records_pb2.Terminal(reason=terminal_reason_value(reason), message=message)
+    )
 
 
-def note_record(text: str, data: Any = None) -> records_pb2.Record:
+def note_record(text: str, data: Any = None) -> records_pb2.JournalRecord:
     """A draft ``note`` record (always optional); ``data``, if given, is stored as JSON text."""
     data_json = "" if data is None else canonical_json(data)
-    return records_pb2.Record(optional=True, note=records_pb2.Note(text=text, data_json=data_json))
+    return records_pb2.JournalRecord(optional=True, note=records_pb2.Note(text=text, data_json=data_json))
 
 
-def approval_record(tool_use_id: str, decision: DecisionLike, approver: str, reason: str = "") -> records_pb2.Record:
+def approval_record(
+    tool_use_id: str, decision: DecisionLike, approver: str, reason: str = ""
+) -> records_pb2.JournalRecord:
     """A draft ``approval`` record: an operator's decision on a call of the open turn."""
-    return records_pb2.Record(
+    return records_pb2.JournalRecord(
         approval=records_pb2.Approval(
             tool_use_id=tool_use_id,
             decision=decision_value(decision),

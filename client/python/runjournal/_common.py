@@ -56,12 +56,14 @@ def run_status_value(value: RunStatusLike) -> state_pb2.RunStatus:
     return cast(state_pb2.RunStatus, enum_value(state_pb2.RunStatus, "RUN_STATUS_", value))
 
 
-def append_request(run_id: str, claim_token: int, record: records_pb2.Record) -> journal_service_pb2.AppendRequest:
+def append_request(
+    run_id: str, claim_token: int, record: records_pb2.JournalRecord
+) -> journal_service_pb2.AppendRequest:
     return journal_service_pb2.AppendRequest(run_id=run_id, claim_token=claim_token, record=record)
 
 
 def append_batch_request(
-    run_id: str, claim_token: int, records: Sequence[records_pb2.Record]
+    run_id: str, claim_token: int, records: Sequence[records_pb2.JournalRecord]
 ) -> journal_service_pb2.AppendBatchRequest:
     return journal_service_pb2.AppendBatchRequest(run_id=run_id, claim_token=claim_token, records=list(records))
 
@@ -134,14 +136,14 @@ def landed_seq(err: RunJournalError, request: OutOfBandRequest) -> int | None:
     return None
 
 
-def is_own_write(stored: records_pb2.Record, request: OutOfBandRequest) -> bool:
+def is_own_write(stored: records_pb2.JournalRecord, request: OutOfBandRequest) -> bool:
     """True when ``stored`` is the record the server writes for ``request``."""
     if isinstance(request, journal_service_pb2.AnswerRequest):
         return is_same_answer(stored, request)
     return is_same_approval(stored, request)
 
 
-def is_same_approval(stored: records_pb2.Record, request: journal_service_pb2.ApproveRequest) -> bool:
+def is_same_approval(stored: records_pb2.JournalRecord, request: journal_service_pb2.ApproveRequest) -> bool:
     """True when ``stored`` is the approval record the server writes for ``request``.
 
     A request with no approver (token auth on: the server records the token's
@@ -158,7 +160,7 @@ def is_same_approval(stored: records_pb2.Record, request: journal_service_pb2.Ap
     )
 
 
-def is_same_answer(stored: records_pb2.Record, request: journal_service_pb2.AnswerRequest) -> bool:
+def is_same_answer(stored: records_pb2.JournalRecord, request: journal_service_pb2.AnswerRequest) -> bool:
     """True when ``stored`` is the tool_result the server writes for ``request``.
 
     Answer is not deduplicated by seq like Append: when an attempt's reply is
@@ -198,7 +200,7 @@ def read_request(run_id: str, from_seq: int) -> journal_service_pb2.ReadRequest:
     return journal_service_pb2.ReadRequest(run_id=run_id, from_seq=from_seq)
 
 
-def read_item(response: journal_service_pb2.ReadResponse) -> tuple[int, records_pb2.Record, bytes]:
+def read_item(response: journal_service_pb2.ReadResponse) -> tuple[int, records_pb2.JournalRecord, bytes]:
     """A Read item's seq, its record (placed at that seq) and its stored line.
 
     The seq comes from ``response.seq``: a record of a kind the server cannot

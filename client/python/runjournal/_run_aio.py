@@ -68,19 +68,19 @@ class AsyncRun(RunRecords[Awaitable[int]]):
         self._position.state = state
         return state
 
-    def _append(self, draft: records_pb2.Record) -> Awaitable[int]:
+    def _append(self, draft: records_pb2.JournalRecord) -> Awaitable[int]:
         return self._append_now(draft)
 
-    def _append_batch(self, drafts: Sequence[records_pb2.Record]) -> Awaitable[int]:
+    def _append_batch(self, drafts: Sequence[records_pb2.JournalRecord]) -> Awaitable[int]:
         return self._append_batch_now(drafts)
 
-    async def _append_now(self, draft: records_pb2.Record) -> int:
+    async def _append_now(self, draft: records_pb2.JournalRecord) -> int:
         async with self._lock:
             record = self._position.place(draft)
             response = await self.client.append(self.run_id, self.claim_token, record)
             return self._position.appended(response.seq)
 
-    async def _append_batch_now(self, drafts: Sequence[records_pb2.Record]) -> int:
+    async def _append_batch_now(self, drafts: Sequence[records_pb2.JournalRecord]) -> int:
         async with self._lock:
             records = self._position.place_batch(drafts)
             response = await self.client.append_batch(self.run_id, self.claim_token, records)

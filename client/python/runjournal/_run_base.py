@@ -34,7 +34,7 @@ def creation_meta(
     interactive: bool,
     task_id: str,
     created_at: datetime.datetime | None,
-) -> records_pb2.Record:
+) -> records_pb2.JournalRecord:
     """The meta record a handle's ``create`` appends at seq 1 (the prompt as text or blocks)."""
     prompt = _builders.content_of(prompt_blocks, prompt_text, what="prompt")
     return _builders.meta_record(
@@ -80,11 +80,11 @@ class RunPosition:
             resume_reminder=response.resume_reminder,
         )
 
-    def place(self, draft: records_pb2.Record) -> records_pb2.Record:
+    def place(self, draft: records_pb2.JournalRecord) -> records_pb2.JournalRecord:
         """A copy of the draft at the next seq."""
         return self.place_batch([draft])[0]
 
-    def place_batch(self, drafts: Sequence[records_pb2.Record]) -> list[records_pb2.Record]:
+    def place_batch(self, drafts: Sequence[records_pb2.JournalRecord]) -> list[records_pb2.JournalRecord]:
         """Copies of the drafts at consecutive seqs from the next one."""
         if not drafts:
             raise ValueError("a batch needs at least one record")
@@ -96,7 +96,7 @@ class RunPosition:
                     f"record already carries seq {draft.seq}, but the run's next seq is {seq}; "
                     "pass drafts (seq 0) and let the run place them"
                 )
-            record = records_pb2.Record()
+            record = records_pb2.JournalRecord()
             record.CopyFrom(draft)
             record.seq = seq
             placed.append(record)
@@ -151,16 +151,16 @@ class RunRecords(abc.ABC, Generic[T]):
         return self._position.resume_reminder
 
     @abc.abstractmethod
-    def _append(self, draft: records_pb2.Record) -> T: ...
+    def _append(self, draft: records_pb2.JournalRecord) -> T: ...
 
     @abc.abstractmethod
-    def _append_batch(self, drafts: Sequence[records_pb2.Record]) -> T: ...
+    def _append_batch(self, drafts: Sequence[records_pb2.JournalRecord]) -> T: ...
 
-    def append(self, draft: records_pb2.Record) -> T:
+    def append(self, draft: records_pb2.JournalRecord) -> T:
         """Appends any draft record (seq 0) at the next seq."""
         return self._append(draft)
 
-    def batch(self, drafts: Sequence[records_pb2.Record]) -> T:
+    def batch(self, drafts: Sequence[records_pb2.JournalRecord]) -> T:
         """Appends drafts at consecutive seqs in one all-or-nothing AppendBatch; the last seq."""
         return self._append_batch(drafts)
 

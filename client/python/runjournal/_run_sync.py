@@ -68,19 +68,19 @@ class Run(RunRecords[int]):
         self._position.state = state
         return state
 
-    def _append(self, draft: records_pb2.Record) -> int:
+    def _append(self, draft: records_pb2.JournalRecord) -> int:
         return self._append_now(draft)
 
-    def _append_batch(self, drafts: Sequence[records_pb2.Record]) -> int:
+    def _append_batch(self, drafts: Sequence[records_pb2.JournalRecord]) -> int:
         return self._append_batch_now(drafts)
 
-    def _append_now(self, draft: records_pb2.Record) -> int:
+    def _append_now(self, draft: records_pb2.JournalRecord) -> int:
         with self._lock:
             record = self._position.place(draft)
             response = self.client.append(self.run_id, self.claim_token, record)
             return self._position.appended(response.seq)
 
-    def _append_batch_now(self, drafts: Sequence[records_pb2.Record]) -> int:
+    def _append_batch_now(self, drafts: Sequence[records_pb2.JournalRecord]) -> int:
         with self._lock:
             records = self._position.place_batch(drafts)
             response = self.client.append_batch(self.run_id, self.claim_token, records)

@@ -55,7 +55,7 @@ class AsyncJournalClient(_AsyncClient):
     # --- RPCs -----------------------------------------------------------------
 
     async def append(
-        self, run_id: str, claim_token: int, record: records_pb2.Record, *, timeout: float | None = None
+        self, run_id: str, claim_token: int, record: records_pb2.JournalRecord, *, timeout: float | None = None
     ) -> journal_service_pb2.AppendResponse:
         """Appends one record at ``record.seq``; ``duplicate`` in the answer marks a verified retry."""
         request = _common.append_request(run_id, claim_token, record)
@@ -65,7 +65,7 @@ class AsyncJournalClient(_AsyncClient):
         self,
         run_id: str,
         claim_token: int,
-        records: Sequence[records_pb2.Record],
+        records: Sequence[records_pb2.JournalRecord],
         *,
         timeout: float | None = None,
     ) -> journal_service_pb2.AppendBatchResponse:
@@ -216,7 +216,7 @@ class AsyncJournalClient(_AsyncClient):
 
     async def read(
         self, run_id: str, from_seq: int = 0, *, timeout: float | None = None
-    ) -> AsyncGenerator[tuple[records_pb2.Record, bytes], None]:
+    ) -> AsyncGenerator[tuple[records_pb2.JournalRecord, bytes], None]:
         """The run's stored records from ``from_seq``, each with its stored line.
 
         A transport failure mid-stream resumes from the record after the last
@@ -267,7 +267,7 @@ class AsyncJournalClient(_AsyncClient):
             return seq
         return int(response.seq)
 
-    async def _record_at(self, run_id: str, seq: int, timeout: float | None) -> records_pb2.Record | None:
+    async def _record_at(self, run_id: str, seq: int, timeout: float | None) -> records_pb2.JournalRecord | None:
         records = self.read(run_id, seq, timeout=timeout)
         try:
             async for record, _ in records:

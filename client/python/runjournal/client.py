@@ -54,7 +54,7 @@ class JournalClient(_SyncClient):
     # --- RPCs -----------------------------------------------------------------
 
     def append(
-        self, run_id: str, claim_token: int, record: records_pb2.Record, *, timeout: float | None = None
+        self, run_id: str, claim_token: int, record: records_pb2.JournalRecord, *, timeout: float | None = None
     ) -> journal_service_pb2.AppendResponse:
         """Appends one record at ``record.seq``; ``duplicate`` in the answer marks a verified retry."""
         request = _common.append_request(run_id, claim_token, record)
@@ -64,7 +64,7 @@ class JournalClient(_SyncClient):
         self,
         run_id: str,
         claim_token: int,
-        records: Sequence[records_pb2.Record],
+        records: Sequence[records_pb2.JournalRecord],
         *,
         timeout: float | None = None,
     ) -> journal_service_pb2.AppendBatchResponse:
@@ -214,7 +214,7 @@ class JournalClient(_SyncClient):
 
     def read(
         self, run_id: str, from_seq: int = 0, *, timeout: float | None = None
-    ) -> Generator[tuple[records_pb2.Record, bytes], None, None]:
+    ) -> Generator[tuple[records_pb2.JournalRecord, bytes], None, None]:
         """The run's stored records from ``from_seq``, each with its stored line.
 
         A transport failure mid-stream resumes from the record after the last
@@ -263,7 +263,7 @@ class JournalClient(_SyncClient):
             return seq
         return int(response.seq)
 
-    def _record_at(self, run_id: str, seq: int, timeout: float | None) -> records_pb2.Record | None:
+    def _record_at(self, run_id: str, seq: int, timeout: float | None) -> records_pb2.JournalRecord | None:
         records = self.read(run_id, seq, timeout=timeout)
         try:
             for record, _ in records:

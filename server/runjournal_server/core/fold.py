@@ -51,13 +51,13 @@ from runjournal.v1.records_pb2 import (
     AssistantTurn,
     ClaimNotice,
     ContentBlock,
+    ConversationMessage,
     Decision,
     Deferral,
     Fingerprint,
-    Message,
+    JournalRecord,
     Meta,
     Reconfigure,
-    Record,
     Role,
     StopReason,
     Terminal,
@@ -144,7 +144,7 @@ class _Turn:
 
     __slots__ = ("calls", "iteration", "message", "results", "seq", "unanswered")
 
-    def __init__(self, seq: int, iteration: int, message: Message, calls: list[_Call]) -> None:
+    def __init__(self, seq: int, iteration: int, message: ConversationMessage, calls: list[_Call]) -> None:
         self.seq = seq
         self.iteration = iteration
         self.message = message
@@ -159,7 +159,7 @@ class Folder:
     def __init__(self) -> None:
         self._meta: Meta | None = None
         self._last_seq = 0
-        self._conversation: list[Message] = []
+        self._conversation: list[ConversationMessage] = []
         self._turn: _Turn | None = None
         self._calls: dict[str, _Call] = {}
         self._counters = Counters()
@@ -172,7 +172,7 @@ class Folder:
 
     # -- applying records ------------------------------------------------
 
-    def apply(self, record: Record) -> None:
+    def apply(self, record: JournalRecord) -> None:
         """Fold one record of a known protocol id; refused records change nothing."""
         seq = record.seq
         kind = record.WhichOneof("payload")
@@ -240,7 +240,7 @@ class Folder:
             raise VersionMismatchError(meta.run_id, meta.format_version, FORMAT_VERSION)
         self._meta = Meta()
         self._meta.CopyFrom(meta)
-        self._conversation.append(Message(role=Role.ROLE_USER, content=meta.prompt))
+        self._conversation.append(ConversationMessage(role=Role.ROLE_USER, content=meta.prompt))
         self._fingerprint.CopyFrom(meta.fingerprint)
         self._claim_token = seq
 
@@ -258,7 +258,7 @@ class Folder:
             new_ids.add(call_id)
         # Every check passed: mutate.
         self._commit_turn()
-        message = Message(role=Role.ROLE_ASSISTANT, content=turn.content)
+        message = ConversationMessage(role=Role.ROLE_ASSISTANT, content=turn.content)
         calls = [_Call(block.tool_use, seq) for block in message.content if block.HasField("tool_use")]
         for call in calls:
             self._calls[call.tool_use.id] = call
@@ -279,7 +279,7 @@ class Folder:
         if last.role == Role.ROLE_USER:
             last.content.extend(follow_up.content)
         else:
-            self._conversation.append(Message(role=Role.ROLE_USER, content=follow_up.content))
+            self._conversation.append(ConversationMessage(role=Role.ROLE_USER, content=follow_up.content))
 
     def _apply_tool_result(self, seq: int, result: ToolResult) -> None:
         call = self._open_call(seq, result.tool_use_id, "a tool result")
@@ -367,7 +367,7 @@ class Folder:
             return
         self._conversation.append(turn.message)
         if turn.results:
-            self._conversation.append(Message(role=Role.ROLE_USER, content=turn.results))
+            self._conversation.append(ConversationMessage(role=Role.ROLE_USER, content=turn.results))
         self._turn = None
 
     # -- cheap queries -----------------------------------------------------
@@ -447,11 +447,11 @@ class Folder:
         state.run_id = self._meta.run_id
         state.meta.CopyFrom(self._meta)
         turn = self._turn
-        trailing: list[Message] = []
+        trailing: list[ConversationMessage] = []
         if turn is not None and turn.unanswered == 0:
             trailing.append(turn.message)
             if turn.results:
-                trailing.append(Message(role=Role.ROLE_USER, content=turn.results))
+                trailing.append(ConversationMessage(role=Role.ROLE_USER, content=turn.results))
         elif turn is not None:
             state.pending.CopyFrom(_pending_batch(turn))
         committed = len(self._conversation)
@@ -495,7 +495,7 @@ def _pending_batch(turn: _Turn) -> PendingBatch:
     return batch
 
 
-def fold(records: Iterable[Record]) -> Folder:
+def fold(records: Iterable[JournalRecord]) -> Folder:
     """Fold known records in order (a prefix folds "as of" its last seq)."""
     folder = Folder()
     for record in records:

@@ -43,7 +43,7 @@ def kind_named(name: str) -> Kind | None:
     return _KINDS_BY_NAME.get(name)
 
 
-def kind_of(record: pb.Record) -> Kind:
+def kind_of(record: pb.JournalRecord) -> Kind:
     """The record's kind, from its payload oneof."""
     which = record.WhichOneof("payload")
     if which is None:

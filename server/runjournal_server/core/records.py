@@ -58,7 +58,7 @@ class StoredRecord:
     kind: str
     """The short kind name: a ``Kind`` member, or a plain str for an unknown optional kind."""
     optional: bool
-    record: pb.Record | None
+    record: pb.JournalRecord | None
     """The decoded record; None only for an unknown optional kind."""
     body: bytes
     """The canonical body: what the checksum covers and what duplicates compare."""
@@ -129,11 +129,11 @@ def _body(seq: int, kind_name: str, optional: bool, payload: object) -> bytes:
     return _canonical(obj)
 
 
-def _record_body(record: pb.Record, kind: Kind) -> bytes:
+def _record_body(record: pb.JournalRecord, kind: Kind) -> bytes:
     return _body(record.seq, kind.value, record.optional, to_json_dict(getattr(record, kind.value)))
 
 
-def encode(record: pb.Record, *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> StoredRecord:
+def encode(record: pb.JournalRecord, *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> StoredRecord:
     """Validate ``record`` and produce its stored form.
 
     Raises ``InvalidRecordError`` naming the offending field, or
@@ -149,13 +149,13 @@ def encode(record: pb.Record, *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTE
     if len(line) > max_record_bytes:
         raise RecordTooLargeError(len(line), max_record_bytes, seq=record.seq)
     # A private copy without unknown fields: what decode(line) would return.
-    copy = pb.Record()
+    copy = pb.JournalRecord()
     copy.CopyFrom(record)
     copy.DiscardUnknownFields()
     return StoredRecord(seq=record.seq, kind=kind, optional=record.optional, record=copy, body=body, line=line)
 
 
-def refuse_surely_too_large(record: pb.Record, max_record_bytes: int) -> None:
+def refuse_surely_too_large(record: pb.JournalRecord, max_record_bytes: int) -> None:
     """Refuse a record whose wire size already proves its line too large, before any JSON is built.
 
     The protobuf wire size of a record's known fields is a lower bound of its
@@ -176,7 +176,7 @@ def refuse_surely_too_large(record: pb.Record, max_record_bytes: int) -> None:
         return
     # Unknown fields (a newer client's) count in ByteSize but are dropped from the line: size
     # them out so they cannot make this bound refuse a record that fits. A copy, but only here.
-    known = pb.Record()
+    known = pb.JournalRecord()
     known.CopyFrom(record)
     known.DiscardUnknownFields()
     size = known.ByteSize()
@@ -227,8 +227,8 @@ def _split_body(obj: dict[str, Any]) -> tuple[int, str, bool, dict[str, Any]]:
     return seq, kind_name, optional, payload
 
 
-def _parse_record(seq: int, kind: Kind, optional: bool, payload: dict[str, Any]) -> pb.Record:
-    record = pb.Record(seq=seq, optional=optional)
+def _parse_record(seq: int, kind: Kind, optional: bool, payload: dict[str, Any]) -> pb.JournalRecord:
+    record = pb.JournalRecord(seq=seq, optional=optional)
     message = getattr(record, kind.value)
     message.SetInParent()
     try:
@@ -249,7 +249,7 @@ def decode(line: bytes) -> StoredRecord:
     body = _unwrap(line)
     seq, kind_name, optional, payload = _split_body(_parse_body(body))
     kind = kind_named(kind_name)
-    record: pb.Record | None
+    record: pb.JournalRecord | None
     if kind is None:
         if not optional:
             raise RecordDecodeError(

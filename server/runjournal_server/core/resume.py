@@ -35,7 +35,7 @@ def gate_claim(
     return report
 
 
-def check_appended_reconfigure(run_id: str, folder: Folder, record: records_pb2.Record) -> None:
+def check_appended_reconfigure(run_id: str, folder: Folder, record: records_pb2.JournalRecord) -> None:
     """A reconfigure a worker appends obeys the gate classes of Claim, without force.
 
     Otherwise a worker could record a provider change (a hard field, refused

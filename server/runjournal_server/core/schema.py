@@ -279,7 +279,7 @@ _MUST_BE_OPTIONAL = frozenset({Kind.NOTE})
 _NEVER_OPTIONAL = frozenset({Kind.META, Kind.DEFERRAL})
 
 
-def validate(record: pb.Record) -> None:
+def validate(record: pb.JournalRecord) -> None:
     """Check every field of ``record``; raise one ``InvalidRecordError`` naming the first bad field.
 
     Field paths are relative to the record, e.g.

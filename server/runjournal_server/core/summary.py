@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Protocol
 
-from runjournal.v1.records_pb2 import Meta, Record, Terminal, TerminalReason
+from runjournal.v1.records_pb2 import JournalRecord, Meta, Terminal, TerminalReason
 from runjournal.v1.state_pb2 import RunStatus, RunSummary
 from runjournal_server.core.kinds import FORMAT_VERSION, Kind
 
@@ -54,7 +54,7 @@ class StoredLike(Protocol):
     def optional(self) -> bool: ...
 
     @property
-    def record(self) -> Record | None: ...
+    def record(self) -> JournalRecord | None: ...
 
 
 def is_inert_kind(kind: str, *, known: bool = True, optional: bool = False) -> bool:
@@ -88,7 +88,7 @@ def status_of(terminal: Terminal | None) -> RunStatus:
     return status
 
 
-def summarize(run_id: str, meta: Meta, last_significant_record: Record | None, last_seq: int) -> RunSummary:
+def summarize(run_id: str, meta: Meta, last_significant_record: JournalRecord | None, last_seq: int) -> RunSummary:
     """The listing entry of a run from its meta and its last non-inert record.
 
     ``last_significant_record`` is the last record for which ``is_inert`` is

@@ -15,8 +15,8 @@ class AppendRequest(_message.Message):
     RECORD_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     claim_token: int
-    record: _records_pb2.Record
-    def __init__(self, run_id: _Optional[str] = ..., claim_token: _Optional[int] = ..., record: _Optional[_Union[_records_pb2.Record, _Mapping]] = ...) -> None: ...
+    record: _records_pb2.JournalRecord
+    def __init__(self, run_id: _Optional[str] = ..., claim_token: _Optional[int] = ..., record: _Optional[_Union[_records_pb2.JournalRecord, _Mapping]] = ...) -> None: ...
 
 class AppendResponse(_message.Message):
     __slots__ = ("seq", "duplicate", "last_seq")
@@ -35,8 +35,8 @@ class AppendBatchRequest(_message.Message):
     RECORDS_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     claim_token: int
-    records: _containers.RepeatedCompositeFieldContainer[_records_pb2.Record]
-    def __init__(self, run_id: _Optional[str] = ..., claim_token: _Optional[int] = ..., records: _Optional[_Iterable[_Union[_records_pb2.Record, _Mapping]]] = ...) -> None: ...
+    records: _containers.RepeatedCompositeFieldContainer[_records_pb2.JournalRecord]
+    def __init__(self, run_id: _Optional[str] = ..., claim_token: _Optional[int] = ..., records: _Optional[_Iterable[_Union[_records_pb2.JournalRecord, _Mapping]]] = ...) -> None: ...
 
 class AppendBatchResponse(_message.Message):
     __slots__ = ("first_seq", "duplicates", "last_seq")
@@ -180,7 +180,7 @@ class ReadResponse(_message.Message):
     RECORD_FIELD_NUMBER: _ClassVar[int]
     STORED_LINE_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
-    record: _records_pb2.Record
+    record: _records_pb2.JournalRecord
     stored_line: bytes
     seq: int
-    def __init__(self, record: _Optional[_Union[_records_pb2.Record, _Mapping]] = ..., stored_line: _Optional[bytes] = ..., seq: _Optional[int] = ...) -> None: ...
+    def __init__(self, record: _Optional[_Union[_records_pb2.JournalRecord, _Mapping]] = ..., stored_line: _Optional[bytes] = ..., seq: _Optional[int] = ...) -> None: ...

@@ -62,7 +62,7 @@ TERMINAL_REASON_BUDGET: TerminalReason
 TERMINAL_REASON_MAX_ITERATIONS: TerminalReason
 TERMINAL_REASON_CANCELLED: TerminalReason
 
-class Record(_message.Message):
+class JournalRecord(_message.Message):
     __slots__ = ("seq", "optional", "meta", "assistant", "user", "tool_result", "deferral", "approval", "claim", "terminal", "reconfigure", "note")
     SEQ_FIELD_NUMBER: _ClassVar[int]
     OPTIONAL_FIELD_NUMBER: _ClassVar[int]
@@ -90,7 +90,7 @@ class Record(_message.Message):
     note: Note
     def __init__(self, seq: _Optional[int] = ..., optional: _Optional[bool] = ..., meta: _Optional[_Union[Meta, _Mapping]] = ..., assistant: _Optional[_Union[AssistantTurn, _Mapping]] = ..., user: _Optional[_Union[UserFollowUp, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., deferral: _Optional[_Union[Deferral, _Mapping]] = ..., approval: _Optional[_Union[Approval, _Mapping]] = ..., claim: _Optional[_Union[ClaimNotice, _Mapping]] = ..., terminal: _Optional[_Union[Terminal, _Mapping]] = ..., reconfigure: _Optional[_Union[Reconfigure, _Mapping]] = ..., note: _Optional[_Union[Note, _Mapping]] = ...) -> None: ...
 
-class Message(_message.Message):
+class ConversationMessage(_message.Message):
     __slots__ = ("role", "content")
     ROLE_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]

@@ -110,9 +110,9 @@ class PendingBatch(_message.Message):
     CALLS_FIELD_NUMBER: _ClassVar[int]
     assistant_seq: int
     iteration: int
-    assistant: _records_pb2.Message
+    assistant: _records_pb2.ConversationMessage
     calls: _containers.RepeatedCompositeFieldContainer[PendingCall]
-    def __init__(self, assistant_seq: _Optional[int] = ..., iteration: _Optional[int] = ..., assistant: _Optional[_Union[_records_pb2.Message, _Mapping]] = ..., calls: _Optional[_Iterable[_Union[PendingCall, _Mapping]]] = ...) -> None: ...
+    def __init__(self, assistant_seq: _Optional[int] = ..., iteration: _Optional[int] = ..., assistant: _Optional[_Union[_records_pb2.ConversationMessage, _Mapping]] = ..., calls: _Optional[_Iterable[_Union[PendingCall, _Mapping]]] = ...) -> None: ...
 
 class RunState(_message.Message):
     __slots__ = ("run_id", "meta", "conversation", "counters", "next_iteration", "last_stop_reason", "pending", "terminal", "status", "effective_fingerprint", "last_seq", "claim_token", "claimed_by", "conversation_offset", "conversation_size")
@@ -133,7 +133,7 @@ class RunState(_message.Message):
     CONVERSATION_SIZE_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     meta: _records_pb2.Meta
-    conversation: _containers.RepeatedCompositeFieldContainer[_records_pb2.Message]
+    conversation: _containers.RepeatedCompositeFieldContainer[_records_pb2.ConversationMessage]
     counters: Counters
     next_iteration: int
     last_stop_reason: _records_pb2.StopReason
@@ -146,7 +146,7 @@ class RunState(_message.Message):
     claimed_by: str
     conversation_offset: int
     conversation_size: int
-    def __init__(self, run_id: _Optional[str] = ..., meta: _Optional[_Union[_records_pb2.Meta, _Mapping]] = ..., conversation: _Optional[_Iterable[_Union[_records_pb2.Message, _Mapping]]] = ..., counters: _Optional[_Union[Counters, _Mapping]] = ..., next_iteration: _Optional[int] = ..., last_stop_reason: _Optional[_Union[_records_pb2.StopReason, str]] = ..., pending: _Optional[_Union[PendingBatch, _Mapping]] = ..., terminal: _Optional[_Union[_records_pb2.Terminal, _Mapping]] = ..., status: _Optional[_Union[RunStatus, str]] = ..., effective_fingerprint: _Optional[_Union[_records_pb2.Fingerprint, _Mapping]] = ..., last_seq: _Optional[int] = ..., claim_token: _Optional[int] = ..., claimed_by: _Optional[str] = ..., conversation_offset: _Optional[int] = ..., conversation_size: _Optional[int] = ...) -> None: ...
+    def __init__(self, run_id: _Optional[str] = ..., meta: _Optional[_Union[_records_pb2.Meta, _Mapping]] = ..., conversation: _Optional[_Iterable[_Union[_records_pb2.ConversationMessage, _Mapping]]] = ..., counters: _Optional[_Union[Counters, _Mapping]] = ..., next_iteration: _Optional[int] = ..., last_stop_reason: _Optional[_Union[_records_pb2.StopReason, str]] = ..., pending: _Optional[_Union[PendingBatch, _Mapping]] = ..., terminal: _Optional[_Union[_records_pb2.Terminal, _Mapping]] = ..., status: _Optional[_Union[RunStatus, str]] = ..., effective_fingerprint: _Optional[_Union[_records_pb2.Fingerprint, _Mapping]] = ..., last_seq: _Optional[int] = ..., claim_token: _Optional[int] = ..., claimed_by: _Optional[str] = ..., conversation_offset: _Optional[int] = ..., conversation_size: _Optional[int] = ...) -> None: ...
 
 class FieldDifference(_message.Message):
     __slots__ = ("field", "field_class", "stored", "requested", "blocks")

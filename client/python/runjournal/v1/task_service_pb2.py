@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n runjournal/v1/task_service.proto\x12\rrunjournal.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x95\x02\n\x04Task\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x14\n\x0crequest_json\x18\x02 \x01(\t\x12/\n\x06labels\x18\x03 \x03(\x0b\x32\x1f.runjournal.v1.Task.LabelsEntry\x12\x30\n\x0csubmitted_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\'\n\x05state\x18\x05 \x01(\x0e\x32\x18.runjournal.v1.TaskState\x12+\n\x07outcome\x18\x06 \x01(\x0b\x32\x1a.runjournal.v1.TaskOutcome\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x90\x01\n\x0bTaskOutcome\x12\x15\n\x0bresult_json\x18\x01 \x01(\tH\x00\x12-\n\x07\x66\x61ilure\x18\x02 \x01(\x0b\x32\x1a.runjournal.v1.TaskFailureH\x00\x12\x30\n\x0c\x63ompleted_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\t\n\x07outcome\",\n\x0bTaskFailure\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\"\xa7\x01\n\x11SubmitTaskRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x14\n\x0crequest_json\x18\x02 \x01(\t\x12<\n\x06labels\x18\x03 \x03(\x0b\x32,.runjournal.v1.SubmitTaskRequest.LabelsEntry\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"H\n\x12SubmitTaskResponse\x12!\n\x04task\x18\x01 \x01(\x0b\x32\x13.runjournal.v1.Task\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\"S\n\x13\x43ompleteTaskRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12+\n\x07outcome\x18\x02 \x01(\x0b\x32\x1a.runjournal.v1.TaskOutcome\"9\n\x14\x43ompleteTaskResponse\x12!\n\x04task\x18\x01 \x01(\x0b\x32\x13.runjournal.v1.Task\"!\n\x0eGetTaskRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\"4\n\x0fGetTaskResponse\x12!\n\x04task\x18\x01 \x01(\x0b\x32\x13.runjournal.v1.Task\"\xce\x01\n\x10ListTasksRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\x12\'\n\x05state\x18\x03 \x01(\x0e\x32\x18.runjournal.v1.TaskState\x12;\n\x06labels\x18\x04 \x03(\x0b\x32+.runjournal.v1.ListTasksRequest.LabelsEntry\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"P\n\x11ListTasksResponse\x12\"\n\x05tasks\x18\x01 \x03(\x0b\x32\x13.runjournal.v1.Task\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t*r\n\tTaskState\x12\x1a\n\x16TASK_STATE_UNSPECIFIED\x10\x00\x12\x18\n\x14TASK_STATE_SUBMITTED\x10\x01\x12\x18\n\x14TASK_STATE_SUCCEEDED\x10\x02\x12\x15\n\x11TASK_STATE_FAILED\x10\x03\x32\xd3\x02\n\x0bTaskService\x12Q\n\nSubmitTask\x12 .runjournal.v1.SubmitTaskRequest\x1a!.runjournal.v1.SubmitTaskResponse\x12W\n\x0c\x43ompleteTask\x12\".runjournal.v1.CompleteTaskRequest\x1a#.runjournal.v1.CompleteTaskResponse\x12H\n\x07GetTask\x12\x1d.runjournal.v1.GetTaskRequest\x1a\x1e.runjournal.v1.GetTaskResponse\x12N\n\tListTasks\x12\x1f.runjournal.v1.ListTasksRequest\x1a .runjournal.v1.ListTasksResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n runjournal/v1/task_service.proto\x12\rrunjournal.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x95\x02\n\x04Task\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x14\n\x0crequest_json\x18\x02 \x01(\t\x12/\n\x06labels\x18\x03 \x03(\x0b\x32\x1f.runjournal.v1.Task.LabelsEntry\x12\x30\n\x0csubmitted_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\'\n\x05state\x18\x05 \x01(\x0e\x32\x18.runjournal.v1.TaskState\x12+\n\x07outcome\x18\x06 \x01(\x0b\x32\x1a.runjournal.v1.TaskOutcome\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x8d\x01\n\x0bTaskOutcome\x12\x15\n\x0bresult_json\x18\x01 \x01(\tH\x00\x12-\n\x07\x66\x61ilure\x18\x02 \x01(\x0b\x32\x1a.runjournal.v1.TaskFailureH\x00\x12\x30\n\x0c\x63ompleted_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x06\n\x04kind\",\n\x0bTaskFailure\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\"\xa7\x01\n\x11SubmitTaskRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x14\n\x0crequest_json\x18\x02 \x01(\t\x12<\n\x06labels\x18\x03 \x03(\x0b\x32,.runjournal.v1.SubmitTaskRequest.LabelsEntry\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"H\n\x12SubmitTaskResponse\x12!\n\x04task\x18\x01 \x01(\x0b\x32\x13.runjournal.v1.Task\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\"S\n\x13\x43ompleteTaskRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12+\n\x07outcome\x18\x02 \x01(\x0b\x32\x1a.runjournal.v1.TaskOutcome\"9\n\x14\x43ompleteTaskResponse\x12!\n\x04task\x18\x01 \x01(\x0b\x32\x13.runjournal.v1.Task\"!\n\x0eGetTaskRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\"4\n\x0fGetTaskResponse\x12!\n\x04task\x18\x01 \x01(\x0b\x32\x13.runjournal.v1.Task\"\xce\x01\n\x10ListTasksRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\x12\'\n\x05state\x18\x03 \x01(\x0e\x32\x18.runjournal.v1.TaskState\x12;\n\x06labels\x18\x04 \x03(\x0b\x32+.runjournal.v1.ListTasksRequest.LabelsEntry\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"P\n\x11ListTasksResponse\x12\"\n\x05tasks\x18\x01 \x03(\x0b\x32\x13.runjournal.v1.Task\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t*r\n\tTaskState\x12\x1a\n\x16TASK_STATE_UNSPECIFIED\x10\x00\x12\x18\n\x14TASK_STATE_SUBMITTED\x10\x01\x12\x18\n\x14TASK_STATE_SUCCEEDED\x10\x02\x12\x15\n\x11TASK_STATE_FAILED\x10\x03\x32\xd3\x02\n\x0bTaskService\x12Q\n\nSubmitTask\x12 .runjournal.v1.SubmitTaskRequest\x1a!.runjournal.v1.SubmitTaskResponse\x12W\n\x0c\x43ompleteTask\x12\".runjournal.v1.CompleteTaskRequest\x1a#.runjournal.v1.CompleteTaskResponse\x12H\n\x07GetTask\x12\x1d.runjournal.v1.GetTaskRequest\x1a\x1e.runjournal.v1.GetTaskResponse\x12N\n\tListTasks\x12\x1f.runjournal.v1.ListTasksRequest\x1a .runjournal.v1.ListTasksResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -38,36 +38,36 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SUBMITTASKREQUEST_LABELSENTRY']._serialized_options = b'8\001'
   _globals['_LISTTASKSREQUEST_LABELSENTRY']._loaded_options = None
   _globals['_LISTTASKSREQUEST_LABELSENTRY']._serialized_options = b'8\001'
-  _globals['_TASKSTATE']._serialized_start=1325
-  _globals['_TASKSTATE']._serialized_end=1439
+  _globals['_TASKSTATE']._serialized_start=1322
+  _globals['_TASKSTATE']._serialized_end=1436
   _globals['_TASK']._serialized_start=85
   _globals['_TASK']._serialized_end=362
   _globals['_TASK_LABELSENTRY']._serialized_start=317
   _globals['_TASK_LABELSENTRY']._serialized_end=362
   _globals['_TASKOUTCOME']._serialized_start=365
-  _globals['_TASKOUTCOME']._serialized_end=509
-  _globals['_TASKFAILURE']._serialized_start=511
-  _globals['_TASKFAILURE']._serialized_end=555
-  _globals['_SUBMITTASKREQUEST']._serialized_start=558
-  _globals['_SUBMITTASKREQUEST']._serialized_end=725
+  _globals['_TASKOUTCOME']._serialized_end=506
+  _globals['_TASKFAILURE']._serialized_start=508
+  _globals['_TASKFAILURE']._serialized_end=552
+  _globals['_SUBMITTASKREQUEST']._serialized_start=555
+  _globals['_SUBMITTASKREQUEST']._serialized_end=722
   _globals['_SUBMITTASKREQUEST_LABELSENTRY']._serialized_start=317
   _globals['_SUBMITTASKREQUEST_LABELSENTRY']._serialized_end=362
-  _globals['_SUBMITTASKRESPONSE']._serialized_start=727
-  _globals['_SUBMITTASKRESPONSE']._serialized_end=799
-  _globals['_COMPLETETASKREQUEST']._serialized_start=801
-  _globals['_COMPLETETASKREQUEST']._serialized_end=884
-  _globals['_COMPLETETASKRESPONSE']._serialized_start=886
-  _globals['_COMPLETETASKRESPONSE']._serialized_end=943
-  _globals['_GETTASKREQUEST']._serialized_start=945
-  _globals['_GETTASKREQUEST']._serialized_end=978
-  _globals['_GETTASKRESPONSE']._serialized_start=980
-  _globals['_GETTASKRESPONSE']._serialized_end=1032
-  _globals['_LISTTASKSREQUEST']._serialized_start=1035
-  _globals['_LISTTASKSREQUEST']._serialized_end=1241
+  _globals['_SUBMITTASKRESPONSE']._serialized_start=724
+  _globals['_SUBMITTASKRESPONSE']._serialized_end=796
+  _globals['_COMPLETETASKREQUEST']._serialized_start=798
+  _globals['_COMPLETETASKREQUEST']._serialized_end=881
+  _globals['_COMPLETETASKRESPONSE']._serialized_start=883
+  _globals['_COMPLETETASKRESPONSE']._serialized_end=940
+  _globals['_GETTASKREQUEST']._serialized_start=942
+  _globals['_GETTASKREQUEST']._serialized_end=975
+  _globals['_GETTASKRESPONSE']._serialized_start=977
+  _globals['_GETTASKRESPONSE']._serialized_end=1029
+  _globals['_LISTTASKSREQUEST']._serialized_start=1032
+  _globals['_LISTTASKSREQUEST']._serialized_end=1238
   _globals['_LISTTASKSREQUEST_LABELSENTRY']._serialized_start=317
   _globals['_LISTTASKSREQUEST_LABELSENTRY']._serialized_end=362
-  _globals['_LISTTASKSRESPONSE']._serialized_start=1243
-  _globals['_LISTTASKSRESPONSE']._serialized_end=1323
-  _globals['_TASKSERVICE']._serialized_start=1442
-  _globals['_TASKSERVICE']._serialized_end=1781
+  _globals['_LISTTASKSRESPONSE']._serialized_start=1240
+  _globals['_LISTTASKSRESPONSE']._serialized_end=1320
+  _globals['_TASKSERVICE']._serialized_start=1439
+  _globals['_TASKSERVICE']._serialized_end=1778
 # @@protoc_insertion_point(module_scope)
