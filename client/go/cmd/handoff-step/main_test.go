@@ -31,7 +31,7 @@ func TestHandoffPlanInThreeParts(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 7 plan records + 2 claims.
-	if st.GetStatus() != pb.RunStatus_RUN_STATUS_COMPLETED || st.GetLastSeq() != 9 || st.GetClaimedBy() != "go-worker" {
+	if st.GetStatus() != pb.RunStatus_RUN_STATUS_COMPLETED || st.GetLastSeq() != 9 || st.GetClaimedBy() != "ts-worker" {
 		t.Fatalf("status %v last %d by %q", st.GetStatus(), st.GetLastSeq(), st.GetClaimedBy())
 	}
 	if err := run(addr, id, plan, 5, 99, "", ""); err == nil {

@@ -56,10 +56,11 @@ func Load(path string) (*Plan, error) {
 	return &p, nil
 }
 
-// WorkerID is the plan's worker id for language at step from ("go-worker" if none).
+// WorkerID is the worker id of the plan's workers entry whose from_step is
+// from; without one, that of language's entry, else "<language>-worker".
 func (p *Plan) WorkerID(language string, from int) string {
 	for _, w := range p.Workers {
-		if w.Language == language && w.FromStep == from {
+		if w.FromStep == from {
 			return w.WorkerID
 		}
 	}
