@@ -24,6 +24,7 @@ import {
   UnauthenticatedError,
   PermissionDeniedError,
   Decision,
+  RunJournalError,
 } from "../../src/index.js";
 import { type Server, startServer, unavailable } from "./server.js";
 
@@ -244,6 +245,44 @@ describe("the worked example", { skip }, () => {
       assert.equal(await main(["--address", server.address]), 0);
     } finally {
       console.log = log;
+      await server.stop();
+    }
+  });
+});
+
+describe("TLS", { skip }, () => {
+  test("a TLS client reaches a TLS server with the server's certificate as its root", async (t) => {
+    const { execFileSync } = await import("node:child_process");
+    const { mkdtempSync, readFileSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const dir = mkdtempSync(join(tmpdir(), "runjournal-ts-tls-"));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const cert = join(dir, "cert.pem");
+    const key = join(dir, "key.pem");
+    try {
+      execFileSync("openssl", [
+        "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+        "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=localhost",
+        "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+      ], { stdio: "ignore" });
+    } catch {
+      if (process.env["CI"] === "true") throw new Error("openssl is needed for the TLS test");
+      t.skip("no openssl");
+      return;
+    }
+    const server = await startServer({ extraArgs: ["--tls-cert", cert, "--tls-key", key] });
+    const secure = new JournalClient({ address: server.address, tls: { ca: readFileSync(cert) } });
+    const plain = new JournalClient({ address: server.address, retry: { maxAttempts: 1 }, timeoutMs: 2000 });
+    try {
+      const runId = newRunId();
+      const run = await Run.create(secure, runId, fingerprint, "over TLS");
+      assert.equal(run.nextSeq, 2n);
+      assert.equal((await secure.fold(runId)).lastSeq, 1n);
+      await assert.rejects(plain.fold(runId), (err: unknown) => err instanceof RunJournalError && !(err instanceof RunNotFoundError));
+    } finally {
+      secure.close();
+      plain.close();
       await server.stop();
     }
   });
