@@ -205,3 +205,49 @@ func TestIntegration(t *testing.T) {
 		}
 	})
 }
+
+func TestTasks(t *testing.T) {
+	addr := testserver.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := rj.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	id := "task-" + runID(t)
+	task, created, err := c.SubmitTask(ctx, id, `{"q":1}`, map[string]string{"k": "v"})
+	if err != nil || !created || task.GetState() != pb.TaskState_TASK_STATE_SUBMITTED {
+		t.Fatalf("%v %v %v", task, created, err)
+	}
+	if _, created, err := c.SubmitTask(ctx, id, `{"q":1}`, map[string]string{"k": "v"}); err != nil || created {
+		t.Fatalf("resubmission: %v %v", created, err)
+	}
+	_, _, err = c.SubmitTask(ctx, id, `{"q":2}`, nil)
+	var conflict *rj.TaskConflictError
+	if !errors.As(err, &conflict) || conflict.TaskID != id {
+		t.Fatalf("different request: %v", err)
+	}
+	done, err := c.SucceedTask(ctx, id, `{"answer":42}`)
+	if err != nil || done.GetState() != pb.TaskState_TASK_STATE_SUCCEEDED || done.GetOutcome().GetResultJson() != `{"answer":42}` {
+		t.Fatalf("%v %v", done, err)
+	}
+	_, err = c.FailTask(ctx, id, "E", "late")
+	var completed *rj.AlreadyCompletedError
+	if !errors.As(err, &completed) {
+		t.Fatalf("completing twice: %v", err)
+	}
+	got, err := c.GetTask(ctx, id)
+	if err != nil || got.GetTaskId() != id {
+		t.Fatalf("%v %v", got, err)
+	}
+	_, err = c.GetTask(ctx, "task-missing-"+runID(t))
+	var nf *rj.TaskNotFoundError
+	if !errors.As(err, &nf) {
+		t.Fatalf("%v", err)
+	}
+	page, err := c.ListTasks(ctx, &pb.ListTasksRequest{Labels: map[string]string{"k": "v"}})
+	if err != nil || len(page.GetTasks()) == 0 {
+		t.Fatalf("%v %v", page, err)
+	}
+}
