@@ -3,9 +3,10 @@
 ``ids`` (the run-id grammar), ``kinds`` (the record kinds), ``records`` (the
 codec: canonical line, checksum), ``schema`` (validation by kind),
 ``payload_json`` (payloads to and from proto3 JSON), ``sequence`` (the append
-rule), ``fold`` (records to state), ``gate`` (the resume classes),
-``resume`` and ``answering`` (the refusals built on them), ``summary`` (the
-one listing rule) and ``inbox`` (who a run waits for).
+rule), ``fold`` (records to state) and ``turns`` (the open turn and its
+calls), ``gate`` (the resume classes), ``resume`` and ``answering`` (the
+refusals built on them), ``summary`` (the one listing rule) and ``inbox`` (who
+a run waits for).
 
 Nothing here imports grpc, nats, asyncio, the file system or the network:
 ``tests/unit/test_core_purity.py`` checks it. The rest of the server (runs,

@@ -44,7 +44,6 @@ The rules:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from runjournal.v1.records_pb2 import (
     Approval,
@@ -62,13 +61,12 @@ from runjournal.v1.records_pb2 import (
     StopReason,
     Terminal,
     ToolResult,
-    ToolUseBlock,
     UserFollowUp,
 )
-from runjournal.v1.state_pb2 import Counters, PendingBatch, PendingCall, RunState, RunStatus, WaitingFor
-from runjournal_server.core.inbox import waiting_for
+from runjournal.v1.state_pb2 import Counters, RunState, RunStatus
 from runjournal_server.core.kinds import FORMAT_VERSION, Kind
 from runjournal_server.core.summary import TERMINAL_STATUS, StoredLike, is_inert_kind, status_of
+from runjournal_server.core.turns import Call, CallStatus, Turn, pending_batch
 from runjournal_server.errors import VersionMismatchError
 
 _DECISIONS = frozenset({Decision.DECISION_APPROVED, Decision.DECISION_DENIED})
@@ -87,72 +85,6 @@ class JournalRuleError(Exception):
         self.detail = detail
 
 
-@dataclass(frozen=True)
-class CallStatus:
-    """One tool call of the run, as ``Answer`` and ``Approve`` need to check it."""
-
-    tool_use_id: str
-    assistant_seq: int
-    """The seq of the assistant record that asked for the call."""
-    in_open_turn: bool
-    """True when the call belongs to the open (trailing) turn."""
-    result_seq: int
-    """The seq of the result that answered the call; 0 while unanswered."""
-    deferral_seq: int
-    """The seq of the call's deferral; 0 when never deferred."""
-    decision: Decision
-    """The decision recorded on the call, kept after it is spent (unspecified when none)."""
-    approval_seq: int
-    """The seq of that approval; 0 when none."""
-
-    @property
-    def answered(self) -> bool:
-        return self.result_seq != 0
-
-    @property
-    def deferred(self) -> bool:
-        return self.deferral_seq != 0
-
-
-class _Call:
-    """A call's mutable fold state; its records are kept as given (copies)."""
-
-    __slots__ = (
-        "approval",
-        "approval_seq",
-        "assistant_seq",
-        "deferral",
-        "deferral_seq",
-        "result",
-        "result_seq",
-        "tool_use",
-    )
-
-    def __init__(self, tool_use: ToolUseBlock, assistant_seq: int) -> None:
-        self.tool_use = tool_use
-        self.assistant_seq = assistant_seq
-        self.result_seq = 0
-        self.result: ToolResult | None = None
-        self.deferral_seq = 0
-        self.deferral: Deferral | None = None
-        self.approval_seq = 0
-        self.approval: Approval | None = None
-
-
-class _Turn:
-    """The open turn: the last assistant record, its calls and the results so far."""
-
-    __slots__ = ("calls", "iteration", "message", "results", "seq", "unanswered")
-
-    def __init__(self, seq: int, iteration: int, message: ConversationMessage, calls: list[_Call]) -> None:
-        self.seq = seq
-        self.iteration = iteration
-        self.message = message
-        self.calls = calls
-        self.results: list[ContentBlock] = []
-        self.unanswered = len(calls)
-
-
 class Folder:
     """The incremental fold of one run; see the module docstring for the rules."""
 
@@ -160,8 +92,8 @@ class Folder:
         self._meta: Meta | None = None
         self._last_seq = 0
         self._conversation: list[ConversationMessage] = []
-        self._turn: _Turn | None = None
-        self._calls: dict[str, _Call] = {}
+        self._turn: Turn | None = None
+        self._calls: dict[str, Call] = {}
         self._counters = Counters()
         self._last_iteration = 0
         self._last_stop_reason: StopReason = StopReason.STOP_REASON_UNSPECIFIED
@@ -259,10 +191,10 @@ class Folder:
         # Every check passed: mutate.
         self._commit_turn()
         message = ConversationMessage(role=Role.ROLE_ASSISTANT, content=turn.content)
-        calls = [_Call(block.tool_use, seq) for block in message.content if block.HasField("tool_use")]
+        calls = [Call(block.tool_use, seq) for block in message.content if block.HasField("tool_use")]
         for call in calls:
             self._calls[call.tool_use.id] = call
-        self._turn = _Turn(seq, turn.iteration, message, calls)
+        self._turn = Turn(seq, turn.iteration, message, calls)
         self._last_iteration = turn.iteration
         self._last_stop_reason = turn.stop_reason
         counters, usage = self._counters, turn.usage
@@ -344,7 +276,7 @@ class Folder:
                 "have no result; answer every call first (a cancelled call gets an error result)",
             )
 
-    def _open_call(self, seq: int, tool_use_id: str, what: str) -> _Call:
+    def _open_call(self, seq: int, tool_use_id: str, what: str) -> Call:
         """The unanswered call ``tool_use_id`` of the open turn, or ``JournalRuleError``."""
         call = self._calls.get(tool_use_id)
         if call is None:
@@ -453,7 +385,7 @@ class Folder:
             if turn.results:
                 trailing.append(ConversationMessage(role=Role.ROLE_USER, content=turn.results))
         elif turn is not None:
-            state.pending.CopyFrom(_pending_batch(turn))
+            state.pending.CopyFrom(pending_batch(turn))
         committed = len(self._conversation)
         start = min(max(conversation_from, 0), committed + len(trailing))
         state.conversation_offset = start
@@ -470,29 +402,6 @@ class Folder:
         state.claim_token = self._claim_token
         state.claimed_by = self._claimed_by
         return state
-
-
-def _pending_batch(turn: _Turn) -> PendingBatch:
-    batch = PendingBatch(assistant_seq=turn.seq, iteration=turn.iteration, assistant=turn.message)
-    for call in turn.calls:
-        pending = PendingCall(tool_use=call.tool_use)
-        if call.result is not None:
-            # An approval is spent once its call has a result.
-            pending.answered = True
-            pending.result_seq = call.result_seq
-            pending.result.CopyFrom(call.result)
-        elif call.approval is not None:
-            pending.decision = call.approval.decision
-            pending.approval_seq = call.approval_seq
-            pending.approval.CopyFrom(call.approval)
-        if call.deferral is not None:
-            pending.deferred = True
-            pending.deferral_seq = call.deferral_seq
-            pending.deferral.CopyFrom(call.deferral)
-        waits = waiting_for(call.deferral, answered=call.result is not None, decided=call.approval is not None)
-        pending.waiting_for_person = waits != WaitingFor.WAITING_FOR_UNSPECIFIED
-        batch.calls.append(pending)
-    return batch
 
 
 def fold(records: Iterable[JournalRecord]) -> Folder:
