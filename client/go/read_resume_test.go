@@ -24,6 +24,7 @@ type fakeJournal struct {
 	fromSeqs     []int64
 	foldCalls    int
 	foldFailures int
+	foldSlow     int // the first foldSlow calls take 300ms
 	auth         []string
 }
 
@@ -50,6 +51,15 @@ func (f *fakeJournal) Fold(ctx context.Context, req *pb.FoldRequest) (*pb.FoldRe
 	md, _ := metadata.FromIncomingContext(ctx)
 	f.auth = append(f.auth, md.Get("authorization")...)
 	f.foldCalls++
+	if f.foldCalls <= f.foldSlow {
+		f.mu.Unlock()
+		select {
+		case <-time.After(300 * time.Millisecond):
+		case <-ctx.Done():
+		}
+		f.mu.Lock()
+		return nil, ctx.Err()
+	}
 	if f.foldCalls <= f.foldFailures {
 		return nil, status.Error(codes.Unavailable, "down")
 	}
@@ -119,5 +129,29 @@ func TestUnaryRetryAndBearerToken(t *testing.T) {
 	_, err = c.Fold(context.Background(), "r", 0)
 	if !Retryable(err) || f.foldCalls != 4 {
 		t.Fatalf("%v after %d calls", err, f.foldCalls)
+	}
+}
+
+// Each attempt gets the client's timeout; an attempt that runs out is a
+// transport failure and is resent.
+func TestPerAttemptDeadlineIsRetried(t *testing.T) {
+	f := &fakeJournal{foldSlow: 1}
+	c, err := Dial(fakeServer(t, f), WithRetry(quick), WithTimeout(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	st, err := c.Fold(context.Background(), "r", 0)
+	if err != nil || st.GetLastSeq() != 6 || f.foldCalls != 2 {
+		t.Fatalf("%v %v after %d calls", st, err, f.foldCalls)
+	}
+	// A deadline on the caller's context bounds every attempt.
+	f.foldCalls, f.foldSlow = 0, 100
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = c.Fold(ctx, "r", 0)
+	if status.Code(err) != codes.DeadlineExceeded || time.Since(start) > time.Second {
+		t.Fatalf("%v after %v", err, time.Since(start))
 	}
 }
