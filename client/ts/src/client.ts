@@ -13,7 +13,7 @@ import { type CallOptions, type Client, createClient, type Transport } from "@co
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import type { SecureClientSessionOptions } from "node:http2";
 import { type ContentLike, contentOf, type DecisionLike, decisionValue, enumValue } from "./builders.js";
-import { AlreadyAnsweredError, AlreadyDecidedError, RunJournalError } from "./errors.js";
+import { AlreadyAnsweredError, AlreadyDecidedError, asTransportFailure, RunJournalError } from "./errors.js";
 import {
   type AnswerRequest,
   AnswerRequestSchema,
@@ -138,7 +138,7 @@ class Channel {
       try {
         return await send(this.callOptions(settings));
       } catch (err) {
-        delay = attempts.delayAfter(err);
+        delay = attempts.delayAfter(asTransportFailure(err, settings?.signal));
       }
       await sleep(delay, settings?.signal);
     }
@@ -350,7 +350,7 @@ export class JournalClient {
         }
         return;
       } catch (err) {
-        delay = attempts.delayAfter(err);
+        delay = attempts.delayAfter(asTransportFailure(err, options.signal));
       } finally {
         options.signal?.removeEventListener("abort", onAbort);
         controller.abort(); // ends the stream when the consumer stops early

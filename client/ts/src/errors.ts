@@ -389,6 +389,20 @@ export function fromConnectError(thrown: unknown): RunJournalError {
 }
 
 /**
+ * A failure as the retry rule sees it. Node's HTTP/2 client reports a connection
+ * lost under a call as CANCELED ("http/2 stream closed with error code CANCEL"),
+ * where gRPC's own clients say UNAVAILABLE. So a CANCELED without an ErrorInfo
+ * that the caller did not ask for (its signal is not aborted) is turned into the
+ * transport UNAVAILABLE it is; a call the caller cancelled stays CANCELED.
+ */
+export function asTransportFailure(thrown: unknown, callerSignal?: AbortSignal): unknown {
+  if (thrown instanceof RunJournalError || callerSignal?.aborted) return thrown;
+  const err = ConnectError.from(thrown);
+  if (err.code !== Code.Canceled || errorInfo(err) !== undefined) return thrown;
+  return new ConnectError(`connection lost: ${err.rawMessage}`, Code.Unavailable, err.metadata, undefined, err);
+}
+
+/**
  * True for a transport-level UNAVAILABLE / DEADLINE_EXCEEDED carrying no ErrorInfo.
  * A status with an ErrorInfo (STORAGE_UNAVAILABLE, RUN_LOCKED, ...) is an answer
  * from the server, and the caller decides what to do about it.

@@ -7,6 +7,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import {
   ERROR_DOMAIN,
   ErrorInfoSchema,
+  asTransportFailure,
   fromConnectError,
   isRetryable,
   propertyName,
@@ -85,4 +86,16 @@ test("only UNAVAILABLE / DEADLINE_EXCEEDED without ErrorInfo are retryable", () 
   assert.equal(isRetryable(refusal("RUN_LOCKED", { run_id: "r" }, Code.Unavailable)), false);
   assert.equal(isRetryable(new ConnectError("no", Code.Internal)), false);
   assert.equal(isRetryable(new ConnectError("no", Code.Aborted)), false);
+});
+
+test("a connection lost under a call (Node reports CANCELED) is a transport failure; a cancel the caller asked for is not", () => {
+  const lost = new ConnectError("http/2 stream closed with error code CANCEL (0x8)", Code.Canceled);
+  assert.equal(isRetryable(lost), false);
+  assert.equal(isRetryable(asTransportFailure(lost)), true);
+  assert.ok(fromConnectError(asTransportFailure(lost)) instanceof UnavailableError);
+  const controller = new AbortController();
+  controller.abort();
+  assert.equal(isRetryable(asTransportFailure(lost, controller.signal)), false);
+  const answered = refusal("RUN_LOCKED", { run_id: "r" }, Code.Canceled);
+  assert.equal(isRetryable(asTransportFailure(answered)), false, "a status with an ErrorInfo is an answer");
 });
