@@ -8,12 +8,12 @@
  * `TaskClient` TaskService; they share one HTTP/2 connection (`client.tasks`).
  */
 import { hostname } from "node:os";
-import { create, equals, type MessageInitShape } from "@bufbuild/protobuf";
+import { clone, create, equals } from "@bufbuild/protobuf";
 import { type CallOptions, type Client, createClient, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import type { SecureClientSessionOptions } from "node:http2";
 import { type ContentLike, contentOf, type DecisionLike, decisionValue, enumValue } from "./builders.js";
-import { AlreadyAnsweredError, AlreadyDecidedError, asTransportFailure, RunJournalError } from "./errors.js";
+import { AlreadyAnsweredError, AlreadyCompletedError, AlreadyDecidedError, asTransportFailure, RunJournalError } from "./errors.js";
 import {
   type AnswerRequest,
   AnswerRequestSchema,
@@ -29,13 +29,16 @@ import {
 import { ContentBlockSchema as ContentBlockSchemaRef, type Fingerprint, type JournalRecord } from "./gen/runjournal/v1/records_pb.js";
 import { type RunState, RunStatus, type RunSummary } from "./gen/runjournal/v1/state_pb.js";
 import {
-  type CompleteTaskResponse,
+  CompleteTaskRequestSchema,
   type ListTasksResponse,
-  type SubmitTaskResponse,
   type Task,
+  TaskFailureSchema,
+  type TaskOutcome,
+  TaskOutcomeSchema,
   TaskService,
   TaskState,
 } from "./gen/runjournal/v1/task_service_pb.js";
+import { canonicalJson } from "./fingerprint.js";
 import { Attempts, type RetryPolicy, retryPolicy, sleep } from "./retry.js";
 
 /** The deadline of every call unless the client or the call says otherwise. */
@@ -420,6 +423,11 @@ function isOwnWrite(stored: JournalRecord, request: AnswerRequest | ApproveReque
 }
 
 
+/** What a task is asked: a JSON value (sent as canonical JSON), or JSON text. */
+export type TaskRequestLike = { request: unknown } | { requestJson: string };
+/** A task's outcome: a JSON result (canonical JSON), JSON text, or a failure. */
+export type TaskOutcomeLike = { result: unknown } | { resultJson: string } | { failure: { code: string; message: string } };
+
 /** A client of `runjournal.v1.TaskService`. */
 export class TaskClient {
   readonly stub: Client<typeof TaskService>;
@@ -442,27 +450,57 @@ export class TaskClient {
     this.close();
   }
 
-  /** Submits a task (idempotent per task id and request). */
-  submitTask(
-    init: MessageInitShape<typeof TaskService.method.submitTask.input>,
-    settings?: CallSettings,
-  ): Promise<SubmitTaskResponse> {
-    return this.channel.call((o) => this.stub.submitTask(init, o), settings);
+  /**
+   * Submits a task; the stored task, and whether this call stored it. The same
+   * request (and labels) again is accepted with `created` false; a different one
+   * under the same id is `TaskConflictError`.
+   */
+  async submit(
+    taskId: string,
+    what: TaskRequestLike,
+    options: CallSettings & { labels?: Record<string, string> } = {},
+  ): Promise<{ task: Task; created: boolean }> {
+    const requestJson = "requestJson" in what ? what.requestJson : canonicalJson(what.request);
+    const request = { taskId, requestJson, labels: { ...(options.labels ?? {}) } };
+    const response = await this.channel.call((o) => this.stub.submitTask(request, o), options);
+    return { task: response.task!, created: response.created };
   }
 
-  completeTask(
-    init: MessageInitShape<typeof TaskService.method.completeTask.input>,
-    settings?: CallSettings,
-  ): Promise<CompleteTaskResponse> {
-    return this.channel.call((o) => this.stub.completeTask(init, o), settings);
+  /**
+   * Records the task's outcome; the task with the stored outcome. The first
+   * completion wins: a later one is `AlreadyCompletedError` whose `storedTask`
+   * holds the winner. When a transport failure hid the reply of an attempt that
+   * landed, the resent request finds our very outcome stored and returns it.
+   */
+  async complete(taskId: string, outcome: TaskOutcomeLike, settings: CallSettings = {}): Promise<Task> {
+    const kind: TaskOutcome["kind"] =
+      "failure" in outcome
+        ? { case: "failure", value: create(TaskFailureSchema, outcome.failure) }
+        : { case: "resultJson", value: "resultJson" in outcome ? outcome.resultJson : canonicalJson(outcome.result) };
+    const request = create(CompleteTaskRequestSchema, { taskId, outcome: { kind } });
+    const attempts = this.channel.attempts();
+    try {
+      const response = await this.channel.call((o) => this.stub.completeTask(request, o), settings, attempts);
+      return response.task!;
+    } catch (err) {
+      if (!(err instanceof AlreadyCompletedError) || attempts.made === 1) throw err;
+      const stored = err.storedTask;
+      if (stored?.outcome === undefined || stored.taskId !== taskId) throw err;
+      const theirs = clone(TaskOutcomeSchema, stored.outcome);
+      theirs.completedAt = undefined;
+      if (!equals(TaskOutcomeSchema, theirs, request.outcome!)) throw err;
+      return stored;
+    }
   }
 
-  async getTask(taskId: string, settings?: CallSettings): Promise<Task | undefined> {
+  /** The task, with its outcome once completed. */
+  async get(taskId: string, settings?: CallSettings): Promise<Task> {
     const response = await this.channel.call((o) => this.stub.getTask({ taskId }, o), settings);
-    return response.task;
+    return response.task!;
   }
 
-  listTasks(
+  /** One page of tasks, newest first; `state` e.g. "submitted", "succeeded" or "failed". */
+  list(
     options: CallSettings & { pageSize?: number; pageToken?: string; state?: TaskStateLike; labels?: Record<string, string> } = {},
   ): Promise<ListTasksResponse> {
     const request = {
@@ -472,5 +510,18 @@ export class TaskClient {
       labels: { ...(options.labels ?? {}) },
     };
     return this.channel.call((o) => this.stub.listTasks(request, o), options);
+  }
+
+  /** Every task matching the filters, across all pages. */
+  async *iter(
+    options: CallSettings & { pageSize?: number; state?: TaskStateLike; labels?: Record<string, string> } = {},
+  ): AsyncGenerator<Task> {
+    let pageToken = "";
+    for (;;) {
+      const page = await this.list({ ...options, pageToken });
+      yield* page.tasks;
+      pageToken = page.nextPageToken;
+      if (!pageToken) return;
+    }
   }
 }

@@ -19,6 +19,7 @@
  */
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ErrorInfoSchema } from "./gen/google/rpc/error_details_pb.js";
+import { type Task, TaskSchema } from "./gen/runjournal/v1/task_service_pb.js";
 
 /** The `ErrorInfo.domain` of every runjournal refusal. */
 export const ERROR_DOMAIN = "runjournal.dev";
@@ -279,6 +280,11 @@ export class AlreadyCompletedError extends RunJournalError {
   static override readonly REASON = "ALREADY_COMPLETED";
   static override readonly KEYS: MetadataKeys = { task_id: "str" };
   declare readonly taskId: string;
+
+  /** The stored task with the outcome that won, as the server attached it (undefined if it did not). */
+  get storedTask(): Task | undefined {
+    return this.cause instanceof ConnectError ? this.cause.findDetails(TaskSchema)[0] : undefined;
+  }
 }
 
 /** STORAGE_FULL: the server's store is full; nothing was written. */

@@ -287,3 +287,38 @@ describe("TLS", { skip }, () => {
     }
   });
 });
+
+describe("tasks", { skip }, () => {
+  test("submit is idempotent, a different request conflicts; the first completion wins", async () => {
+    const { TaskConflictError, AlreadyCompletedError, TaskNotFoundError, TaskState } = await import("../../src/index.js");
+    const server = await startServer();
+    const journal = new JournalClient({ address: server.address });
+    const tasks = journal.tasks;
+    try {
+      const taskId = `task-${randomBytes(5).toString("hex")}`;
+      const first = await tasks.submit(taskId, { request: { q: "weather", city: "Paris" } }, { labels: { team: "ts" } });
+      assert.equal(first.created, true);
+      assert.equal(first.task.requestJson, '{"city":"Paris","q":"weather"}');
+      const again = await tasks.submit(taskId, { requestJson: '{"city":"Paris","q":"weather"}' }, { labels: { team: "ts" } });
+      assert.equal(again.created, false);
+      await assert.rejects(tasks.submit(taskId, { request: { q: "other" } }, { labels: { team: "ts" } }), TaskConflictError);
+      const done = await tasks.complete(taskId, { result: { temp: 18 } });
+      assert.equal(done.state, TaskState.SUCCEEDED);
+      await assert.rejects(tasks.complete(taskId, { failure: { code: "late", message: "too late" } }), (err: unknown) => {
+        assert.ok(err instanceof AlreadyCompletedError);
+        assert.equal(err.taskId, taskId);
+        assert.equal(err.storedTask?.outcome?.kind.case, "resultJson");
+        assert.equal(err.storedTask?.outcome?.kind.value, '{"temp":18}');
+        return true;
+      });
+      assert.equal((await tasks.get(taskId)).state, TaskState.SUCCEEDED);
+      const listed = [];
+      for await (const task of tasks.iter({ labels: { team: "ts" }, state: "succeeded" })) listed.push(task.taskId);
+      assert.deepEqual(listed, [taskId]);
+      await assert.rejects(tasks.get(`task-${randomBytes(5).toString("hex")}`), TaskNotFoundError);
+    } finally {
+      journal.close();
+      await server.stop();
+    }
+  });
+});

@@ -136,3 +136,35 @@ test("a bearer token is sent as the authorization header of every call", async (
   await client.append("run-1", 1n, create(JournalRecordSchema, { seq: 2n }));
   assert.deepEqual(headers, ["Bearer s3cret"]);
 });
+
+test("a CompleteTask whose reply was lost and whose resend finds our outcome returns the stored task", async () => {
+  const { TaskService, TaskSchema, TaskState, AlreadyCompletedError } = await import("../../src/index.js");
+  let calls = 0;
+  const stored = create(TaskSchema, {
+    taskId: "t-1",
+    state: TaskState.SUCCEEDED,
+    outcome: { kind: { case: "resultJson", value: '{"ok":true}' }, completedAt: { seconds: 5n } },
+  });
+  const transport = createRouterTransport(({ service }) => {
+    service(TaskService, {
+      completeTask() {
+        calls++;
+        if (calls === 1) throw new ConnectError("reply lost", Code.Unavailable);
+        throw new ConnectError("already completed", Code.AlreadyExists, undefined, [
+          { desc: ErrorInfoSchema, value: create(ErrorInfoSchema, { reason: "ALREADY_COMPLETED", domain: ERROR_DOMAIN, metadata: { task_id: "t-1" } }) },
+          { desc: TaskSchema, value: stored },
+        ]);
+      },
+    });
+  });
+  const client = new JournalClient({ address: "unused", transport, retry: fast });
+  const task = await client.tasks.complete("t-1", { result: { ok: true } });
+  assert.equal(task.taskId, "t-1");
+  assert.equal(calls, 2);
+  // A first attempt refused ALREADY_COMPLETED lost to someone else, whatever the outcome says.
+  calls = 1;
+  await assert.rejects(client.tasks.complete("t-1", { result: { ok: true } }), AlreadyCompletedError);
+  // A resend that finds another outcome is refused too.
+  calls = 0;
+  await assert.rejects(client.tasks.complete("t-1", { result: { ok: false } }), AlreadyCompletedError);
+});
