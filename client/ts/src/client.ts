@@ -26,7 +26,12 @@ import {
   type ListRunsResponse,
   type ReadResponse,
 } from "./gen/runjournal/v1/journal_service_pb.js";
-import { ContentBlockSchema as ContentBlockSchemaRef, type Fingerprint, type JournalRecord } from "./gen/runjournal/v1/records_pb.js";
+import {
+  ContentBlockSchema as ContentBlockSchemaRef,
+  type Fingerprint,
+  type JournalRecord,
+  JournalRecordSchema,
+} from "./gen/runjournal/v1/records_pb.js";
 import { type RunState, RunStatus, type RunSummary } from "./gen/runjournal/v1/state_pb.js";
 import {
   CompleteTaskRequestSchema,
@@ -390,7 +395,7 @@ export class JournalClient {
 /** A Read item with its seq from `response.seq` (set for every kind), and the record placed there. */
 export function readItem(response: ReadResponse): StoredRecord {
   const seq = response.seq || response.record?.seq || 0n;
-  const record = response.record ?? ({ $typeName: "runjournal.v1.JournalRecord", seq, optional: false, payload: { case: undefined } } as JournalRecord);
+  const record = response.record ?? create(JournalRecordSchema, { seq });
   if (!record.seq) record.seq = seq;
   return { record, storedLine: response.storedLine, seq };
 }

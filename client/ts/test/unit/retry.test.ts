@@ -168,3 +168,13 @@ test("a CompleteTask whose reply was lost and whose resend finds our outcome ret
   calls = 0;
   await assert.rejects(client.tasks.complete("t-1", { result: { ok: false } }), AlreadyCompletedError);
 });
+
+test("a Read item of a kind the server cannot decode is placed at the response's seq", async () => {
+  const { readItem, ReadResponseSchema } = await import("../../src/index.js");
+  const bare = readItem(create(ReadResponseSchema, { seq: 7n, record: { optional: true }, storedLine: new Uint8Array([123, 125]) }));
+  assert.equal(bare.seq, 7n);
+  assert.equal(bare.record.seq, 7n);
+  assert.equal(bare.record.payload.case, undefined);
+  const none = readItem(create(ReadResponseSchema, { seq: 8n }));
+  assert.equal(none.record.seq, 8n);
+});
