@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import nats
 import pytest
 
 from runjournal_server.backends.file import FileBackend
 from runjournal_server.backends.jetstream import JetStreamBackend
 from tests.conftest import StreamTarget, delete_stream
 from tests.nats_server import NatsServer
+from tests.support.raw_nats import RawNats, backend_for
 
 
 @pytest.fixture
@@ -37,3 +39,22 @@ async def jetstream_backend(nats_server: NatsServer, nats_stream: StreamTarget) 
     yield backend
     await backend.close()
     await delete_stream(nats_server.url, nats_stream.name)
+
+
+@pytest.fixture
+async def raw(nats_server: NatsServer) -> AsyncIterator[RawNats]:
+    """A plain NATS connection to the test server."""
+    nc = await nats.connect(nats_server.url)
+    yield RawNats(nc)
+    await nc.close()
+
+
+@pytest.fixture
+async def replica_b(
+    nats_server: NatsServer, nats_stream: StreamTarget, jetstream_backend: JetStreamBackend
+) -> AsyncIterator[JetStreamBackend]:
+    """A second server replica on the same stream: its own backend and connection."""
+    backend = backend_for(nats_server.url, nats_stream)
+    await backend.start()
+    yield backend
+    await backend.close()

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import json
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import nats
 import pytest
 
 from runjournal.v1.records_pb2 import JournalRecord
@@ -42,6 +40,7 @@ from runjournal_server.errors import (
 from tests.backends.conftest import StreamTarget, delete_stream
 from tests.nats_server import AckDroppingProxy, NatsServer
 from tests.support import builders as b
+from tests.support.raw_nats import RawNats, backend_for
 
 pytestmark = pytest.mark.jetstream
 
@@ -59,54 +58,6 @@ def meta(run_id: str = RUN, prompt: str = "hello") -> StoredRecord:
 def turns(first: int, last: int) -> list[StoredRecord]:
     """Assistant turns for seqs first..last (each commits the one before)."""
     return [stored(b.assistant(seq, seq - 1)) for seq in range(first, last + 1)]
-
-
-def backend_for(url: str, target: StreamTarget, **options: Any) -> JetStreamBackend:
-    return JetStreamBackend([url], stream=target.name, subject_prefix=target.prefix, **options)
-
-
-class RawNats:
-    """A plain NATS connection for what the backend must never do: bad streams, stray messages."""
-
-    def __init__(self, nc: nats.NATS) -> None:
-        self.nc = nc
-
-    async def api(self, subject: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
-        reply = await self.nc.request(f"$JS.API.{subject}", json.dumps(body).encode() if body else b"", timeout=10)
-        answer: dict[str, Any] = json.loads(reply.data)
-        return answer
-
-    async def publish(self, subject: str, data: bytes) -> dict[str, Any]:
-        reply = await self.nc.request(subject, data, timeout=10)
-        answer: dict[str, Any] = json.loads(reply.data)
-        assert "error" not in answer, answer
-        return answer
-
-    async def message(self, stream: str, subject: str) -> dict[str, Any] | None:
-        answer = await self.api(f"STREAM.MSG.GET.{stream}", {"last_by_subj": subject})
-        return answer.get("message")
-
-    async def count(self, stream: str, subjects: str) -> int:
-        info = await self.api(f"STREAM.INFO.{stream}", {"subjects_filter": subjects})
-        return sum((info["state"].get("subjects") or {}).values())
-
-
-@pytest.fixture
-async def raw(nats_server: NatsServer) -> AsyncIterator[RawNats]:
-    nc = await nats.connect(nats_server.url)
-    yield RawNats(nc)
-    await nc.close()
-
-
-@pytest.fixture
-async def replica_b(
-    nats_server: NatsServer, nats_stream: StreamTarget, jetstream_backend: JetStreamBackend
-) -> AsyncIterator[JetStreamBackend]:
-    """A second server replica on the same stream: its own backend and connection."""
-    backend = backend_for(nats_server.url, nats_stream)
-    await backend.start()
-    yield backend
-    await backend.close()
 
 
 # ---------------------------------------------------------------- server version, payload, subjects

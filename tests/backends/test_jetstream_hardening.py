@@ -9,14 +9,12 @@ ack is a TCP proxy that swallows one reply.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import tracemalloc
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import nats
 import pytest
 
 import tests.nats_server as nats_server_module
@@ -41,6 +39,7 @@ from runjournal_server.errors import (
 from tests.backends.conftest import StreamTarget, delete_stream
 from tests.nats_server import AckDroppingProxy, NatsServer
 from tests.support import builders as b
+from tests.support.raw_nats import RawNats, backend_for
 
 pytestmark = [pytest.mark.jetstream, pytest.mark.timeout(60)]
 
@@ -58,48 +57,6 @@ def turns(first: int, last: int) -> list[StoredRecord]:
 
 def notes(first: int, last: int, size: int = 10) -> list[StoredRecord]:
     return [encode(b.note(seq, "n" * size)) for seq in range(first, last + 1)]
-
-
-def backend_for(url: str, target: StreamTarget, **options: Any) -> JetStreamBackend:
-    return JetStreamBackend([url], stream=target.name, subject_prefix=target.prefix, **options)
-
-
-class Raw:
-    """A plain NATS connection: what a stranger with publish rights on the stream can do."""
-
-    def __init__(self, nc: nats.NATS) -> None:
-        self.nc = nc
-
-    async def api(self, subject: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
-        reply = await self.nc.request(f"$JS.API.{subject}", json.dumps(body).encode() if body else b"", timeout=10)
-        answer: dict[str, Any] = json.loads(reply.data)
-        return answer
-
-    async def publish(self, subject: str, data: bytes) -> None:
-        reply = await self.nc.request(subject, data, timeout=10)
-        assert "error" not in json.loads(reply.data), reply.data
-
-    async def count(self, stream: str, subjects: str) -> int:
-        info = await self.api(f"STREAM.INFO.{stream}", {"subjects_filter": subjects})
-        return sum((info["state"].get("subjects") or {}).values())
-
-
-@pytest.fixture
-async def raw(nats_server: NatsServer) -> AsyncIterator[Raw]:
-    nc = await nats.connect(nats_server.url)
-    yield Raw(nc)
-    await nc.close()
-
-
-@pytest.fixture
-async def replica_b(
-    nats_server: NatsServer, nats_stream: StreamTarget, jetstream_backend: JetStreamBackend
-) -> AsyncIterator[JetStreamBackend]:
-    """A second server replica on the same stream: its own backend and connection."""
-    backend = backend_for(nats_server.url, nats_stream)
-    await backend.start()
-    yield backend
-    await backend.close()
 
 
 @pytest.fixture
@@ -131,7 +88,7 @@ async def test_a_creation_batch_stores_the_meta_and_the_rest_together(jetstream_
 
 
 async def test_a_creation_batch_the_stream_cannot_take_whole_leaves_no_run(
-    nats_server: NatsServer, nats_stream: StreamTarget, raw: Raw
+    nats_server: NatsServer, nats_stream: StreamTarget, raw: RawNats
 ) -> None:
     config = {**stream_config(nats_stream.name, nats_stream.prefix, replicas=1), "max_msgs": 3}
     assert "error" not in await raw.api(f"STREAM.CREATE.{nats_stream.name}", config)
@@ -152,7 +109,7 @@ async def test_a_creation_batch_the_stream_cannot_take_whole_leaves_no_run(
 
 
 async def test_a_creation_batch_is_refused_whole_when_the_run_has_any_message(
-    jetstream_backend: JetStreamBackend, raw: Raw, nats_stream: StreamTarget
+    jetstream_backend: JetStreamBackend, raw: RawNats, nats_stream: StreamTarget
 ) -> None:
     await raw.publish(subject(nats_stream, "7"), turns(7, 7)[0].line)  # not even a meta: still occupied
     with pytest.raises(RunExistsError):
@@ -172,7 +129,7 @@ async def test_a_second_creation_batch_is_run_exists_and_the_first_is_intact(
 
 
 async def test_a_lost_ack_of_a_creation_batch_is_settled_by_reading_it_back(
-    proxied: tuple[AckDroppingProxy, JetStreamBackend], raw: Raw, nats_stream: StreamTarget
+    proxied: tuple[AckDroppingProxy, JetStreamBackend], raw: RawNats, nats_stream: StreamTarget
 ) -> None:
     proxy, backend = proxied
     proxy.drop_reply_to(subject(nats_stream, "3"))  # the commit: the batch's last message
@@ -184,7 +141,7 @@ async def test_a_lost_ack_of_a_creation_batch_is_settled_by_reading_it_back(
 
 
 async def test_recreating_a_removed_run_within_the_duplicate_window_stores_nothing_and_says_why(
-    nats_server: NatsServer, nats_stream: StreamTarget, raw: Raw
+    nats_server: NatsServer, nats_stream: StreamTarget, raw: RawNats
 ) -> None:
     """The stream answers "duplicate" for the meta's message id: nothing is stored, and the run is not there."""
     config = {**stream_config(nats_stream.name, nats_stream.prefix, replicas=1), "deny_delete": False}
@@ -209,7 +166,7 @@ async def test_recreating_a_removed_run_within_the_duplicate_window_stores_nothi
 
 
 async def test_a_refused_append_whose_bytes_another_request_stored_is_a_write_race_not_adopted(
-    jetstream_backend: JetStreamBackend, replica_b: JetStreamBackend, raw: Raw, nats_stream: StreamTarget
+    jetstream_backend: JetStreamBackend, replica_b: JetStreamBackend, raw: RawNats, nats_stream: StreamTarget
 ) -> None:
     """The retry arrived through another replica: this call stored nothing, so it must not claim the write.
 
@@ -280,7 +237,7 @@ async def _check_every_read_names(backend: JetStreamBackend, stray: str) -> None
 
 @pytest.mark.parametrize("token", STRAY_TOKENS)
 async def test_a_stray_message_after_the_last_record_is_corruption_naming_its_subject(
-    jetstream_backend: JetStreamBackend, raw: Raw, nats_stream: StreamTarget, token: str
+    jetstream_backend: JetStreamBackend, raw: RawNats, nats_stream: StreamTarget, token: str
 ) -> None:
     await _run_at_7(jetstream_backend)
     held, _ = await jetstream_backend.open_journal(RUN)
@@ -295,7 +252,7 @@ async def test_a_stray_message_after_the_last_record_is_corruption_naming_its_su
 
 @pytest.mark.parametrize("token", STRAY_TOKENS)
 async def test_a_stray_message_hidden_behind_a_later_record_is_still_corruption(
-    jetstream_backend: JetStreamBackend, raw: Raw, nats_stream: StreamTarget, token: str
+    jetstream_backend: JetStreamBackend, raw: RawNats, nats_stream: StreamTarget, token: str
 ) -> None:
     """The append fence looks at the previous record only, so seq 8 lands after the stray.
 
@@ -312,7 +269,7 @@ async def test_a_stray_message_hidden_behind_a_later_record_is_still_corruption(
 
 
 async def test_a_gap_is_reported_at_the_first_missing_seq(
-    jetstream_backend: JetStreamBackend, raw: Raw, nats_stream: StreamTarget
+    jetstream_backend: JetStreamBackend, raw: RawNats, nats_stream: StreamTarget
 ) -> None:
     await _run_at_7(jetstream_backend)
     await raw.publish(subject(nats_stream, "9"), turns(9, 9)[0].line)
@@ -328,11 +285,11 @@ class ApiCounter:
         self._subscription: Any = None
         self._taken = 0
 
-    async def start(self, raw: Raw) -> None:
+    async def start(self, raw: RawNats) -> None:
         self._subscription = await raw.nc.subscribe("$JS.API.>")
         await raw.nc.flush()
 
-    async def take(self, raw: Raw) -> int:
+    async def take(self, raw: RawNats) -> int:
         """Requests since the last take. The flush's PONG follows every message the server sent us before it,
         and ``delivered`` counts messages as they are read (callbacks would run later)."""
         await raw.nc.flush()
@@ -342,7 +299,7 @@ class ApiCounter:
 
 
 async def test_a_healthy_run_costs_the_stray_check_one_extra_request_per_read(
-    jetstream_backend: JetStreamBackend, replica_b: JetStreamBackend, raw: Raw
+    jetstream_backend: JetStreamBackend, replica_b: JetStreamBackend, raw: RawNats
 ) -> None:
     journal = await jetstream_backend.create_journal(RUN, meta(), turns(2, 40))
     counter = ApiCounter()
