@@ -64,7 +64,7 @@ async def publish_raw(url: str, subject: str, data: bytes) -> None:
 
 
 def test_read_through_a_replica_shows_records_written_through_the_other(replicas):
-    """Fails until runs.py reads what the store holds rather than stopping at the replica's warm last_seq."""
+    """A replica reads what the store holds, not only up to its own warm last_seq (it once stopped there)."""
     a, b_server = replicas
     channel_a, via_a = connect(a)
     channel_b, via_b = connect(b_server)
@@ -176,7 +176,7 @@ async def _stream_with_room_for(url: str, target: StreamTarget, messages: int) -
 
 
 def test_a_creation_batch_that_cannot_be_stored_whole_leaves_no_run(nats_server, server_factory, tmp_path, target):
-    """Fails until runs.py passes the rest of the batch to create_journal (before: a listed run with only its meta)."""
+    """A creation batch goes to the store whole (it once left a listed run with only its meta)."""
     asyncio.run(_stream_with_room_for(nats_server.url, target, 3))
     server = server_factory(tmp_path / "a", *target.server_args(nats_server.url))
     channel, stub = connect(server)
@@ -211,7 +211,7 @@ def default_nats_server(nats_binary, tmp_path, monkeypatch):
 def test_serve_starts_on_a_default_nats_server_with_the_record_limit_it_carries(
     default_nats_server, server_factory, tmp_path, target
 ):
-    """Fails until config.py/app.py leave max_record_bytes unset by default and use the backend's limit."""
+    """Unset, max_record_bytes is the backend's limit: a default nats-server (max_payload 1 MB) carries it."""
     server = server_factory(tmp_path / "a", *target.server_args(default_nats_server.url))
     assert "max_payload" in server.log()
     channel, stub = connect(server)
