@@ -310,6 +310,21 @@ async def test_a_healthy_run_costs_the_stray_check_one_extra_request_per_read(
     assert await counter.take(raw) == 1  # nothing after our tail: one lookup, as before
 
 
+async def test_a_tail_that_stops_above_the_meta_does_not_read_the_meta(
+    jetstream_backend: JetStreamBackend, raw: RawNats
+) -> None:
+    """The inbox reads only the trailing turn; the meta, which ``ends`` needs, would be one more request per run."""
+    await jetstream_backend.create_journal(RUN, meta(), turns(2, 40))
+    counter = ApiCounter()
+    await counter.start(raw)
+    tail = await jetstream_backend.tail(RUN, lambda stored: stored.seq == 38)
+    assert [r.seq for r in tail] == [38, 39, 40]
+    with_tail = await counter.take(raw)
+    ends = await jetstream_backend.ends(RUN, lambda stored: stored.seq > 38)  # the same walk: it stops at 38
+    assert ends.meta.seq == 1 and ends.last_significant.seq == 38
+    assert await counter.take(raw) == with_tail + 1  # the same walk, plus the meta that ends reports
+
+
 # ---------------------------------------------------------------- stream(): bounded reads
 
 

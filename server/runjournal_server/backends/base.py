@@ -136,12 +136,15 @@ class BackwardWalk:
     ``take`` returns True; a reader that starts over calls ``restart`` first.
     ``keep_all`` keeps every record taken (``tail``); otherwise only the
     record the walk stopped at is kept (``ends``), so walking past many inert
-    records holds none of them.
+    records holds none of them. ``wants_meta`` is False where the caller has
+    no use for the meta (``tail``), so a backend that must read it separately
+    (JetStream) need not.
     """
 
-    def __init__(self, stop: Callable[[StoredRecord], bool], *, keep_all: bool) -> None:
+    def __init__(self, stop: Callable[[StoredRecord], bool], *, keep_all: bool, wants_meta: bool = True) -> None:
         self._stop = stop
         self._keep_all = keep_all
+        self.wants_meta = wants_meta
         self.restart()
 
     def restart(self) -> None:
@@ -336,7 +339,7 @@ class Backend(abc.ABC):
         """
         walk = BackwardWalk(lambda stored: not is_inert(stored), keep_all=False)
         meta = await self._walk_back(run_id, walk)
-        if not walk.done or walk.last_seq is None:
+        if meta is None or not walk.done or walk.last_seq is None:
             raise AssertionError("the backward walk always reaches the meta")
         return RunEnds(meta=meta, last_significant=walk.taken[-1], last_seq=walk.last_seq)
 
@@ -369,13 +372,16 @@ class Backend(abc.ABC):
 
         For the inbox, which needs only the trailing turn.
         """
-        walk = BackwardWalk(is_start, keep_all=True)
+        walk = BackwardWalk(is_start, keep_all=True, wants_meta=False)
         await self._walk_back(run_id, walk)
         walk.taken.reverse()
         return walk.taken
 
-    async def _walk_back(self, run_id: str, walk: BackwardWalk) -> StoredRecord:
+    async def _walk_back(self, run_id: str, walk: BackwardWalk) -> StoredRecord | None:
         """Hook: feed ``walk.take`` the run's records from the last back until it returns True; the run's meta.
+
+        A backend may return None instead of the meta when ``walk.wants_meta``
+        is False and reading the meta would cost it a read of its own.
 
         Each record is checked as it comes (decoded at its seq). This default
         reads the whole journal; a backend that can read from the end

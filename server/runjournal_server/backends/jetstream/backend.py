@@ -311,7 +311,7 @@ class JetStreamBackend(Backend):
         found, _ = await self._reader.load(run_id)
         return found
 
-    async def _walk_back(self, run_id: str, walk: BackwardWalk) -> StoredRecord:
+    async def _walk_back(self, run_id: str, walk: BackwardWalk) -> StoredRecord | None:
         return await self._reader.walk_back(run_id, walk)
 
     async def meta(self, run_id: str) -> StoredRecord:

@@ -90,11 +90,12 @@ class StreamReader:
             seq += window
             window = next_window(window, held)
 
-    async def walk_back(self, run_id: str, walk: BackwardWalk) -> StoredRecord:
+    async def walk_back(self, run_id: str, walk: BackwardWalk) -> StoredRecord | None:
         """Feed ``walk`` the run's records from the last back (``backward``) until it is done; the run's meta.
 
         The walk of ``ends`` and ``tail`` is ``base.py``'s; this reads for it,
-        and reads the meta alone when the walk stops above it.
+        and reads the meta alone when the walk stops above it and wants it
+        (``tail`` does not: the inbox listing pays no extra request per run).
         """
         walk.restart()
         async with contextlib.aclosing(self.backward(run_id)) as backward:
@@ -103,6 +104,8 @@ class StreamReader:
                     break
         if stored.seq == 1:
             return stored
+        if not walk.wants_meta:
+            return None
         (meta,) = await self.records(run_id, [1])
         return meta
 
