@@ -18,6 +18,8 @@ from runjournal_server.auth import TokenFileError, TokenTable
 from runjournal_server.backends import BackendStartError, make_backend
 from runjournal_server.config import Config
 from runjournal_server.errors import JournalError
+from runjournal_server.metrics import Metrics, MetricsEndpoint
+from runjournal_server.observing import NO_OBSERVER
 from runjournal_server.runs import Runs
 from runjournal_server.service import JournalServicer, TaskServicer, add_to_server
 from runjournal_server.tasks import MAX_TASK_DOCUMENT_BYTES, Tasks
@@ -161,8 +163,26 @@ def _add_port(server: grpc.aio.Server, config: Config) -> int:
     return server.add_secure_port(config.listen, credentials)
 
 
-async def serve(config: Config, *, on_ready: Callable[[str], None] | None = None) -> None:
-    """Run the server until SIGTERM or SIGINT, then drain calls and release every lock."""
+def _start_metrics(metrics: Metrics | None, config: Config) -> MetricsEndpoint | None:
+    if metrics is None:
+        return None
+    try:
+        return MetricsEndpoint(metrics, config.metrics_listen)
+    except OSError as err:
+        raise ServerStartError(f"cannot serve metrics on {config.metrics_listen}: {err.strerror or err}") from err
+
+
+async def serve(
+    config: Config,
+    *,
+    on_ready: Callable[[str], None] | None = None,
+    on_metrics_ready: Callable[[str], None] | None = None,
+) -> None:
+    """Run the server until SIGTERM or SIGINT, then drain calls and release every lock.
+
+    ``on_ready`` is told the gRPC address once it serves, then
+    ``on_metrics_ready`` the metrics address (when ``metrics_listen`` is set).
+    """
     tokens = _load_tokens(config)
     fd_limit = raise_fd_limit()
     max_open = open_journal_bound(config, fd_limit)
@@ -178,27 +198,39 @@ async def serve(config: Config, *, on_ready: Callable[[str], None] | None = None
     except (BackendStartError, JournalError, ValueError, OSError) as err:
         executor.shutdown(wait=False)
         raise ServerStartError(f"the {config.backend} backend cannot start: {err}") from err
+    metrics = Metrics() if config.metrics_listen else None
     runs = Runs(
         backend,
         max_record_bytes=backend.max_record_bytes or config.record_limit,
         max_open_journals=max_open,
         max_warm_bytes=config.max_warm_bytes,
         max_response_bytes=config.max_message_bytes,  # the send limit: a Claim never writes an answer it cannot send
+        observer=metrics or NO_OBSERVER,
     )
+    if metrics is not None:
+        metrics.watch(lambda: runs.open_journals, lambda: runs.warm_bytes)
     # Calls beyond the cap are refused RESOURCE_EXHAUSTED at once instead of each holding a request in memory.
-    server = grpc.aio.server(options=grpc_options(config), maximum_concurrent_rpcs=config.max_concurrent_rpcs)
-    add_to_server(JournalServicer(runs, tokens), JOURNAL_SERVICE, server)
+    server = grpc.aio.server(
+        options=grpc_options(config),
+        maximum_concurrent_rpcs=config.max_concurrent_rpcs,
+        interceptors=[metrics.interceptor()] if metrics is not None else None,
+    )
+    add_to_server(JournalServicer(runs, tokens, metrics or NO_OBSERVER), JOURNAL_SERVICE, server)
     add_to_server(TaskServicer(Tasks(backend.task_store()), tokens), TASK_SERVICE, server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     services = (SERVICE_NAME, TASK_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
     reflection.enable_server_reflection(services, server)
     try:
-        port = _add_port(server, config)
-    except RuntimeError as err:
+        try:
+            port = _add_port(server, config)
+        except RuntimeError as err:
+            raise ServerStartError(f"cannot listen on {config.listen}: {err}") from err
+        endpoint = _start_metrics(metrics, config)
+    except ServerStartError:
         await backend.close()
         executor.shutdown(wait=False)
-        raise ServerStartError(f"cannot listen on {config.listen}: {err}") from err
+        raise
     await server.start()
     address = f"{config.listen.rpartition(':')[0]}:{port}"
 
@@ -218,6 +250,10 @@ async def serve(config: Config, *, on_ready: Callable[[str], None] | None = None
     )
     if on_ready is not None:
         on_ready(address)
+    if endpoint is not None:
+        log.info("serving Prometheus metrics on http://%s/metrics", endpoint.address)
+        if on_metrics_ready is not None:
+            on_metrics_ready(endpoint.address)
     try:
         await stop.wait()
     finally:
@@ -226,5 +262,7 @@ async def serve(config: Config, *, on_ready: Callable[[str], None] | None = None
         await server.stop(config.shutdown_grace_seconds)
         await runs.close()
         await backend.close()
+        if endpoint is not None:
+            endpoint.close()
         executor.shutdown(wait=True)
         log.info("stopped; every journal lock released")

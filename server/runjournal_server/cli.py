@@ -68,8 +68,12 @@ def _serve(args: argparse.Namespace) -> int:
         # One machine-readable line on stdout, for scripts and tests started with port 0.
         print(f"runjournal listening on {address}", flush=True)
 
+    def metrics_ready(address: str) -> None:
+        # A second such line when metrics are served (the port, too, may have been 0).
+        print(f"runjournal metrics on {address}", flush=True)
+
     try:
-        asyncio.run(serve(config, on_ready=ready))
+        asyncio.run(serve(config, on_ready=ready, on_metrics_ready=metrics_ready))
     except ServerStartError as err:
         print(f"runjournal: {err}", file=sys.stderr)
         return 1

@@ -94,6 +94,15 @@ def _choice(options: Sequence[str], *, upper: bool = False) -> Callable[[str], s
     return parse
 
 
+def _optional(parse: Callable[[str], str]) -> Callable[[str], str]:
+    """``parse``, except that an empty value stays empty (the setting is off)."""
+
+    def parse_optional(text: str) -> str:
+        return parse(text) if text.strip() else ""
+
+    return parse_optional
+
+
 def _listen(text: str) -> str:
     host, sep, port = text.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
@@ -105,6 +114,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("backend", _choice(BACKENDS), "file", "storage backend"),
     Setting("data_dir", Path, Path("runjournal-data"), "file backend: directory of the run journals"),
     Setting("listen", _listen, "127.0.0.1:50051", "address to serve gRPC on (HOST:PORT)"),
+    Setting(
+        "metrics_listen",
+        _optional(_listen),
+        "",
+        "address to serve Prometheus metrics on at /metrics (HOST:PORT); empty: no metrics",
+    ),
     Setting(
         "max_record_bytes",
         _positive_int,
@@ -181,6 +196,8 @@ class Config:
     backend: str = "file"
     data_dir: Path = Path("runjournal-data")
     listen: str = "127.0.0.1:50051"
+    metrics_listen: str = ""
+    """Empty: no metrics endpoint."""
     max_record_bytes: int | None = None
     """None: the backend's default (see ``record_limit``); set, a limit the backend must carry or refuse to start."""
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES

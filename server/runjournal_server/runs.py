@@ -58,6 +58,7 @@ from runjournal_server.errors import (
 )
 from runjournal_server.handles import ColdRead, RunHandles, Slot, stored_bytes
 from runjournal_server.listing import RunFilter, RunListing
+from runjournal_server.observing import NO_OBSERVER, Observer, result_of
 from runjournal_server.past_states import PastStates
 from runjournal_server.record_reader import RecordReader
 from runjournal_server.response_limit import ResponseLimit
@@ -106,8 +107,10 @@ class Runs:
         max_open_journals: int,
         max_warm_bytes: int = DEFAULT_MAX_WARM_BYTES,
         max_response_bytes: int | None = None,
+        observer: Observer = NO_OBSERVER,
     ) -> None:
         self._backend = backend
+        self._observer = observer
         self._max_record_bytes = max_record_bytes
         self._response_limit = ResponseLimit(max_response_bytes)
         self._past_states = PastStates()
@@ -117,7 +120,21 @@ class Runs:
     # ----------------------------------------------------------------- append
 
     async def append(self, run_id: str, claim_token: int, batch: Sequence[records_pb2.JournalRecord]) -> AppendOutcome:
-        """Append consecutive records, all or nothing (see JournalService.Append)."""
+        """Append consecutive records, all or nothing (see JournalService.Append); the observer is told how it went.
+
+        Told here, once per call, not where ``decide_batch`` decides: a
+        refusal decided on the warm state is provisional until the run has
+        caught up with other writers (``_append_locked``).
+        """
+        try:
+            outcome = await self._append(run_id, claim_token, batch)
+        except Exception as err:
+            self._observer.refused(batch, result_of(err))
+            raise
+        self._observer.appended(batch, outcome.duplicates)
+        return outcome
+
+    async def _append(self, run_id: str, claim_token: int, batch: Sequence[records_pb2.JournalRecord]) -> AppendOutcome:
         validate_run_id(run_id)
         stored = await encode_batch(run_id, batch, max_record_bytes=self._max_record_bytes)
         creating = stored[0].kind == records.Kind.META
@@ -141,7 +158,7 @@ class Runs:
         if len(stored) > 1 and claim_token != folder.claim_token:
             raise RunClaimedError(slot.run_id, claim_token, folder.claim_token, folder.claimed_by)
         try:
-            journal = await self._backend.create_journal(slot.run_id, stored[0], stored[1:])
+            journal = await self._backend.create_journal(slot.run_id, stored[0], stored[1:], observer=self._observer)
         except RunExistsError:
             return False
         self._handles.adopt(slot, journal, folder, stored_bytes(stored))
@@ -216,7 +233,7 @@ class Runs:
         """
         self._apply_new(slot.run_id, folder, new, slot=slot, gated=gated)
         try:
-            await journal.append(new)
+            await journal.append(new, observer=self._observer)
         except BaseException:
             # The warm state ran ahead of the store; rebuild it from the store.
             await self._handles.drop(slot)

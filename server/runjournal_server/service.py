@@ -29,6 +29,7 @@ from runjournal_server.auth import ANY_SCOPE, UNRESTRICTED, Access, Scope, Token
 from runjournal_server.core.records import StoredRecord
 from runjournal_server.errors import InvalidArgumentError, JournalError, Reason
 from runjournal_server.listing import RunFilter
+from runjournal_server.observing import NO_OBSERVER, Observer
 from runjournal_server.runs import RecordReader, Runs
 from runjournal_server.status import to_status
 from runjournal_server.tasks import Tasks
@@ -146,9 +147,10 @@ class _Authorizing:
 class JournalServicer(_Authorizing, pb_grpc.JournalServiceServicer):
     """JournalService over ``Runs``."""
 
-    def __init__(self, runs: Runs, tokens: TokenTable | None = None) -> None:
+    def __init__(self, runs: Runs, tokens: TokenTable | None = None, observer: Observer = NO_OBSERVER) -> None:
         super().__init__(tokens)
         self._runs = runs
+        self._observer = observer
 
     @_unary(_WRITES)
     async def Append(
@@ -243,9 +245,10 @@ class JournalServicer(_Authorizing, pb_grpc.JournalServiceServicer):
     async def Read(self, request: pb.ReadRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
         try:
             self.authorize(request, context, _READS)
-            async with contextlib.aclosing(self._runs.read(request.run_id, request.from_seq)) as reader:
-                while (item := await _next_read_item(reader)) is not None:
-                    yield item
+            with self._observer.reading():
+                async with contextlib.aclosing(self._runs.read(request.run_id, request.from_seq)) as reader:
+                    while (item := await _next_read_item(reader)) is not None:
+                        yield item
         except JournalError as err:
             await context.abort_with_status(to_status(err))
         except Exception:

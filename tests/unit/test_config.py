@@ -98,3 +98,10 @@ def test_the_receive_window_is_fixed_so_refused_requests_cannot_be_pushed_in_bul
     options = dict(grpc_options(config.load(parse(), environ={})))
     assert options["grpc.http2.bdp_probe"] == 0
     assert options["grpc.http2.lookahead_bytes"] == RECEIVE_WINDOW_BYTES
+
+
+def test_metrics_are_off_by_default_and_their_address_is_checked():
+    assert config.load(parse(), environ={}).metrics_listen == ""
+    assert config.load(parse(), environ={"RUNJOURNAL_METRICS_LISTEN": "0.0.0.0:9464"}).metrics_listen == "0.0.0.0:9464"
+    with pytest.raises(config.ConfigError, match="--metrics-listen"):
+        config.load(parse("--metrics-listen", "9464"), environ={})

@@ -43,14 +43,19 @@ changes how bytes are stored, never the rules. The hooks are the
 ``Backend._create_exclusive`` and (where the store can read from the end)
 ``Backend._walk_back``. A record read back is checked with ``decode_at``, or
 with ``check_seq`` by a reader that tolerates a torn final line.
+
+Both writing templates (``Journal.append``, ``Backend.create_journal``) time
+the store hook and tell an optional ``StoreObserver`` (the server's metrics):
+the one place every backend's sync latency and batch size is measured.
 """
 
 from __future__ import annotations
 
 import abc
+import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import final
+from typing import Protocol, TypeVar, final
 
 from runjournal_server.core import records
 from runjournal_server.core.records import RecordDecodeError, StoredRecord
@@ -68,6 +73,27 @@ class RunEnds:
     when every later record is inert)."""
     last_seq: int
     """The seq of the last stored record."""
+
+
+T = TypeVar("T")
+
+
+class StoreObserver(Protocol):
+    """Told of every successful store write (see ``observing.Observer.stored``)."""
+
+    def stored(self, records: int, seconds: float) -> None: ...
+
+
+async def _timed_store(store: Awaitable[T], records: int, observer: StoreObserver | None) -> T:
+    """Await one store write; tell ``observer`` how many records it made durable and how long it took.
+
+    Only a write that succeeded is told: a failed one made nothing durable.
+    """
+    started = time.perf_counter()
+    result = await store
+    if observer is not None:
+        observer.stored(records, time.perf_counter() - started)
+    return result
 
 
 class BackendStartError(Exception):
@@ -187,8 +213,8 @@ class Journal(abc.ABC):
         return self._poisoned_by is not None
 
     @final
-    async def append(self, records: Sequence[StoredRecord]) -> None:
-        """Store ``records`` (seqs ``last_seq + 1 ...``, consecutive) durably, all or nothing.
+    async def append(self, records: Sequence[StoredRecord], *, observer: StoreObserver | None = None) -> None:
+        """Store ``records`` (seqs ``last_seq + 1 ...``, consecutive) durably, all or nothing; tell ``observer``.
 
         Raises ``StorageFullError`` when the store is out of space and
         ``StorageUnavailableError`` for any other storage failure; in both
@@ -200,7 +226,7 @@ class Journal(abc.ABC):
         if not batch:
             return
         self._check_append(batch)
-        await self._store(batch)
+        await _timed_store(self._store(batch), len(batch), observer)
 
     def _check_append(self, batch: Sequence[StoredRecord]) -> None:
         """The checks ``append`` makes before it stores anything.
@@ -290,7 +316,14 @@ class Backend(abc.ABC):
         """Close every open journal (releasing their locks) and the store."""
 
     @final
-    async def create_journal(self, run_id: str, meta: StoredRecord, rest: Sequence[StoredRecord] = ()) -> Journal:
+    async def create_journal(
+        self,
+        run_id: str,
+        meta: StoredRecord,
+        rest: Sequence[StoredRecord] = (),
+        *,
+        observer: StoreObserver | None = None,
+    ) -> Journal:
         """Create the run with its meta record and ``rest`` (seqs 2, 3, ...), exclusively, durably, all or nothing.
 
         A creation batch is atomic like any other batch: after a crash or a
@@ -305,7 +338,7 @@ class Backend(abc.ABC):
             raise ValueError(f"run {run_id!r}: a journal starts at seq 1, got {meta.seq}")
         batch = [meta, *rest]
         check_numbering(run_id, batch, 1)
-        return await self._create_exclusive(run_id, batch)
+        return await _timed_store(self._create_exclusive(run_id, batch), len(batch), observer)
 
     @abc.abstractmethod
     async def _create_exclusive(self, run_id: str, batch: list[StoredRecord]) -> Journal:

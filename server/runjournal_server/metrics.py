@@ -1,0 +1,206 @@
+"""Prometheus metrics: the series, the gRPC interceptor that feeds the RPC ones, and the /metrics endpoint.
+
+Every series lives in the server's own ``CollectorRegistry`` (never the
+process-wide default), so two servers in one process count apart. No series
+has a run-id label, or any label taken from a request but the method name of a
+registered RPC: the number of series is bounded by the API and the record
+kinds, whatever the number of runs.
+
+Gauges of the server's state (open journals, warm bytes) are read when
+scraped, from the scrape's thread: each is one int read, which needs no lock.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+from wsgiref.simple_server import WSGIServer
+
+import grpc
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+
+from runjournal.v1 import records_pb2
+from runjournal_server.core.kinds import Kind
+from runjournal_server.observing import AppendResult, Observer
+
+NAMESPACE = "runjournal"
+UNKNOWN_KIND = "unknown"
+"""The kind label of a record with no payload (refused as INVALID_RECORD)."""
+SYNC_BUCKETS_SECONDS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+BATCH_BUCKETS_RECORDS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096)
+
+
+class Metrics(Observer):
+    """The server's series, in a registry of their own; an ``Observer`` that counts what it is told."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        registry = self.registry
+        self.rpcs = Counter(
+            "rpcs_handled", "RPCs completed, by method and gRPC status code", ("method", "code"),
+            namespace=NAMESPACE, registry=registry,
+        )  # fmt: skip
+        self.rpc_seconds = Histogram(
+            "rpc_duration_seconds", "Time from an RPC's start to its end (a stream's whole life), by method",
+            ("method",), namespace=NAMESPACE, registry=registry,
+        )  # fmt: skip
+        self.append_records = Counter(
+            "append_records", "Records of Append and AppendBatch calls, by record kind and what became of the call",
+            ("kind", "result"), namespace=NAMESPACE, registry=registry,
+        )  # fmt: skip
+        self.sync_seconds = Histogram(
+            "storage_sync_duration_seconds", "Time the store took to make one write durable (fsync, JetStream ack)",
+            namespace=NAMESPACE, registry=registry, buckets=SYNC_BUCKETS_SECONDS,
+        )  # fmt: skip
+        self.batch_records = Histogram(
+            "storage_batch_records", "Records made durable by one store write",
+            namespace=NAMESPACE, registry=registry, buckets=BATCH_BUCKETS_RECORDS,
+        )  # fmt: skip
+        self.open_journals = Gauge(
+            "open_journals", "Journals held open (locked, warm state kept)", namespace=NAMESPACE, registry=registry
+        )
+        self.warm_bytes = Gauge(
+            "warm_bytes", "Stored bytes folded into the warm states held", namespace=NAMESPACE, registry=registry
+        )
+        self.read_streams = Gauge(
+            "read_streams_open", "Read streams being served now", namespace=NAMESPACE, registry=registry
+        )
+        # Every (kind, result) from the start, at 0: a rate is defined before the first refusal.
+        for kind in (*Kind, UNKNOWN_KIND):
+            for result in AppendResult:
+                self.append_records.labels(str(kind), str(result))
+
+    def watch(self, open_journals: Callable[[], float], warm_bytes: Callable[[], float]) -> None:
+        """Read the two state gauges from these at scrape time (e.g. ``Runs.open_journals``)."""
+        self.open_journals.set_function(open_journals)
+        self.warm_bytes.set_function(warm_bytes)
+
+    # -------------------------------------------------------------- Observer
+
+    def appended(self, batch: Sequence[records_pb2.JournalRecord], duplicates: int) -> None:
+        for index, record in enumerate(batch):
+            result = AppendResult.DUPLICATE if index < duplicates else AppendResult.OK
+            self.append_records.labels(_kind(record), str(result)).inc()
+
+    def refused(self, batch: Sequence[records_pb2.JournalRecord], result: AppendResult) -> None:
+        for record in batch:
+            self.append_records.labels(_kind(record), str(result)).inc()
+
+    def stored(self, records: int, seconds: float) -> None:
+        self.sync_seconds.observe(seconds)
+        self.batch_records.observe(records)
+
+    def reading(self) -> AbstractContextManager[None]:
+        return self.read_streams.track_inprogress()
+
+    # ------------------------------------------------------------------ RPCs
+
+    def interceptor(self) -> grpc.aio.ServerInterceptor:
+        """A server interceptor counting every RPC of a registered method, streams included."""
+        return _RpcInterceptor(self)
+
+    def rpc_done(self, method: str, code: grpc.StatusCode, seconds: float) -> None:
+        self.rpcs.labels(method, code.name).inc()
+        self.rpc_seconds.labels(method).observe(seconds)
+
+
+def _kind(record: records_pb2.JournalRecord) -> str:
+    return record.WhichOneof("payload") or UNKNOWN_KIND
+
+
+class _RpcInterceptor(grpc.aio.ServerInterceptor):
+    """Wraps each registered method's handler so its end is counted with its status code.
+
+    A call to a method no service registers gets no handler, is answered
+    UNIMPLEMENTED by gRPC and is not counted: a caller cannot add series.
+    """
+
+    def __init__(self, metrics: Metrics) -> None:
+        self._metrics = metrics
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return handler
+        return _counted(handler, handler_call_details.method, self._metrics)
+
+
+def _counted(handler: grpc.RpcMethodHandler, method: str, metrics: Metrics) -> grpc.RpcMethodHandler:
+    """``handler`` with its behaviour wrapped: the call's end (any status, a cancel too) is counted once."""
+
+    def start(context: grpc.aio.ServicerContext) -> None:
+        started = time.perf_counter()
+
+        def done(ended: grpc.aio.ServicerContext) -> None:
+            metrics.rpc_done(method, _code_of(ended), time.perf_counter() - started)
+
+        context.add_done_callback(done)
+
+    serializers = {
+        "request_deserializer": handler.request_deserializer,
+        "response_serializer": handler.response_serializer,
+    }
+    if handler.unary_unary is not None:
+        return grpc.unary_unary_rpc_method_handler(_wrap_unary(handler.unary_unary, start), **serializers)
+    if handler.unary_stream is not None:
+        return grpc.unary_stream_rpc_method_handler(_wrap_stream(handler.unary_stream, start), **serializers)
+    if handler.stream_unary is not None:
+        return grpc.stream_unary_rpc_method_handler(_wrap_unary(handler.stream_unary, start), **serializers)
+    return grpc.stream_stream_rpc_method_handler(_wrap_stream(handler.stream_stream, start), **serializers)
+
+
+def _wrap_unary(behavior: Callable[..., Any], start: Callable[[grpc.aio.ServicerContext], None]) -> Callable[..., Any]:
+    async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        start(context)
+        result = behavior(request, context)
+        return await result if inspect.isawaitable(result) else result
+
+    return unary
+
+
+def _wrap_stream(behavior: Callable[..., Any], start: Callable[[grpc.aio.ServicerContext], None]) -> Callable[..., Any]:
+    """A streaming behaviour keeps its shape: gRPC serves an async generator and a writer coroutine differently."""
+    if inspect.iscoroutinefunction(behavior):
+        return _wrap_unary(behavior, start)
+
+    async def stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+        start(context)
+        responses = behavior(request, context)
+        if inspect.isasyncgen(responses):
+            async for response in responses:
+                yield response
+        else:
+            for response in responses:
+                yield response
+
+    return stream
+
+
+def _code_of(context: grpc.aio.ServicerContext) -> grpc.StatusCode:
+    """The status the call ended with: the code set (abort, set_code), CANCELLED, or OK."""
+    code = context.code()  # None unless a code was set
+    if isinstance(code, grpc.StatusCode):
+        return code
+    return grpc.StatusCode.CANCELLED if context.cancelled() else grpc.StatusCode.OK
+
+
+class MetricsEndpoint:
+    """The HTTP server of /metrics (prometheus_client's own, in a daemon thread)."""
+
+    def __init__(self, metrics: Metrics, listen: str) -> None:
+        host, _, port = listen.rpartition(":")
+        self._server: WSGIServer
+        self._server, self._thread = start_http_server(int(port), host.strip("[]"), registry=metrics.registry)
+        self.address = f"{host}:{self._server.server_port}"
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
