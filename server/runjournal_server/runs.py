@@ -96,6 +96,11 @@ class _ClaimAsk:
     conversation_from: int
 
 
+def _check_conversation_from(conversation_from: int) -> None:
+    if conversation_from < 0:
+        raise InvalidArgumentError("conversation_from", "must be 0 (everything) or a message index")
+
+
 class Runs:
     """Every journal operation, over one backend."""
 
@@ -287,8 +292,7 @@ class Runs:
         validate_run_id(run_id)
         if not worker_id:
             raise InvalidArgumentError("worker_id", "a worker id is required")
-        if conversation_from < 0:
-            raise InvalidArgumentError("conversation_from", "must be 0 (everything) or a message index")
+        _check_conversation_from(conversation_from)
         notice = records_pb2.ClaimNotice(worker_id=worker_id, host=host, pid=pid, reason=reason)
         check_claim_request(notice, fingerprint)
         # Gate without the lock: a refusal writes nothing and holds nothing.
@@ -342,8 +346,7 @@ class Runs:
         validate_run_id(run_id)
         if as_of_seq < 0:
             raise InvalidArgumentError("as_of_seq", "must be 0 (latest) or a seq >= 1")
-        if conversation_from < 0:
-            raise InvalidArgumentError("conversation_from", "must be 0 (everything) or a message index")
+        _check_conversation_from(conversation_from)
 
         slot = self._handles.get(run_id)
         if slot is not None and slot.journal is not None:
@@ -371,11 +374,10 @@ class Runs:
         if serialized is None:
             stored = await self._read_prefix(run_id, as_of_seq)
             folder = await self._handles.fold_cold(run_id, stored)
-            self._response_limit.check_state(run_id, folder, stored_bytes(stored), conversation_from)
+            # Serialized anyway for the LRU, so its length is the size to check: no state is built twice.
             serialized = folder.state(conversation_from=conversation_from).SerializeToString()
             self._past_states.put(key, serialized)
-        else:
-            self._response_limit.check_size(run_id, len(serialized))
+        self._response_limit.check_size(run_id, len(serialized))
         state = into if into is not None else state_pb2.RunState()
         state.MergeFromString(serialized)
         return state

@@ -102,14 +102,13 @@ def add_to_server(servicer: object, service: ServiceDescriptor, server: grpc.aio
     handlers = {}
     for method in service.methods:
         request_class = GetMessageClass(method.input_type)
-        response_class = GetMessageClass(method.output_type)
         factory = (
             grpc.unary_stream_rpc_method_handler if method.server_streaming else grpc.unary_unary_rpc_method_handler
         )
         handlers[method.name] = factory(
             getattr(servicer, method.name),
             request_deserializer=_lenient(request_class),
-            response_serializer=_serializer(response_class),
+            response_serializer=_serialize,
         )
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))
     server.add_registered_method_handlers(service.full_name, handlers)
@@ -294,13 +293,9 @@ def _only_record_of_kind(field: str, batch: Sequence[records_pb2.JournalRecord])
     return found[0] if len(found) == 1 else None
 
 
-def _serializer(response_class: Any) -> Callable[[Any], bytes]:
+def _serialize(response: Any) -> bytes:
     """Serialize a response message; bytes (a response serialized by its handler already) pass as they are."""
-
-    def serialize(response: Any) -> bytes:
-        return response if isinstance(response, bytes) else response.SerializeToString()
-
-    return serialize
+    return response if isinstance(response, bytes) else response.SerializeToString()
 
 
 async def _next_read_item(reader: RecordReader) -> bytes | None:
