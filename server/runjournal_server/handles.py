@@ -171,11 +171,15 @@ class RunHandles:
         except CorruptJournalError as err:
             raise self._corrupt(err) from None
 
-    async def fold_cold(self, run_id: str, stored: Sequence[records.StoredRecord]) -> Folder:
+    async def fold_cold(
+        self, run_id: str, stored: Sequence[records.StoredRecord], *, whole: bool = True
+    ) -> Folder:
         """Fold stored records; a long journal in a thread, so other runs' calls do not wait on it.
 
         A rule the records break is corruption, remembered for the listing
-        (here, on the event loop, where the ledger is kept).
+        (here, on the event loop, where the ledger is kept). Only a fold of
+        the ``whole`` journal clears what the ledger holds: a clean prefix
+        says nothing of the records after it.
         """
         try:
             if len(stored) < FOLD_ON_LOOP_RECORDS:
@@ -184,7 +188,8 @@ class RunHandles:
                 folder = await asyncio.to_thread(_fold_checked, run_id, stored)
         except CorruptJournalError as err:
             raise self._corrupt(err) from None
-        self._known_corrupt.pop(run_id, None)  # the whole journal just read back clean
+        if whole:
+            self._known_corrupt.pop(run_id, None)  # the whole journal just read back clean
         return folder
 
     def note_corrupt(self, err: CorruptJournalError) -> None:

@@ -373,7 +373,7 @@ class Runs:
         serialized = self._past_states.get(key)
         if serialized is None:
             stored = await self._read_prefix(run_id, as_of_seq)
-            folder = await self._handles.fold_cold(run_id, stored)
+            folder = await self._handles.fold_cold(run_id, stored, whole=False)
             # Serialized anyway for the LRU, so its length is the size to check: no state is built twice.
             serialized = folder.state(conversation_from=conversation_from).SerializeToString()
             self._past_states.put(key, serialized)

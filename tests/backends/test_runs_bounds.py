@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from runjournal.v1 import state_pb2
 from runjournal_server.backends.file import FileBackend
 from runjournal_server.core import records
+from runjournal_server.errors import CorruptJournalError
+from runjournal_server.listing import RunFilter
 from runjournal_server.past_states import PastStates
 from runjournal_server.runs import Runs
 from tests.support import builders as b
@@ -91,3 +96,26 @@ def test_past_states_stay_within_their_byte_bound_least_recently_used_first():
     assert states.get(("big", 1, 0)) is None
     states.forget("r")
     assert states.size_bytes == 0
+
+
+async def test_a_clean_past_fold_of_a_damaged_run_leaves_it_listed_as_corrupt(tmp_path: Path):
+    """Only a read of the whole journal may clear the damage the listing shows; a prefix says nothing of the rest.
+
+    The damage is a rule broken by well-formed lines (a result for a call nobody made, at seq 12), which the
+    listing's cheap read of a run's ends cannot see: only the ledger of full reads reports it.
+    """
+    journal = [b.meta(run_id="r"), *[b.note(seq, f"n{seq}") for seq in range(2, 12)], b.result(12, "nobody-asked")]
+    journal += [b.note(seq, f"n{seq}") for seq in range(13, 20)]
+    (tmp_path / "r.jsonl").write_bytes(b"".join(records.encode(r).line + b"\n" for r in journal))
+    backend = FileBackend(tmp_path)
+    await backend.start()
+    runs = Runs(backend, max_record_bytes=records.DEFAULT_MAX_RECORD_BYTES, max_open_journals=8)
+    try:
+        with pytest.raises(CorruptJournalError):
+            await runs.fold("r")
+        assert (await runs.fold("r", 10)).last_seq == 10
+        listed, _ = await runs.list_runs(page_size=10, page_token="", where=RunFilter())
+        assert [summary.status for summary in listed] == [state_pb2.RUN_STATUS_CORRUPT]
+    finally:
+        await runs.close()
+        await backend.close()
