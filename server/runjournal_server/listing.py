@@ -26,7 +26,7 @@ from runjournal.v1 import state_pb2
 from runjournal_server.backends.base import Backend
 from runjournal_server.core.inbox import MAY_WAIT_AFTER_KINDS, TURN_START_KINDS, waiting_calls
 from runjournal_server.core.kinds import Kind
-from runjournal_server.core.summary import corrupt_summary, is_inert, summarize_stored
+from runjournal_server.core.summary import corrupt_summary, is_inert, summarize_stored, unavailable_summary
 from runjournal_server.errors import CorruptJournalError, InvalidArgumentError, JournalError, RunNotFoundError
 
 DEFAULT_PAGE_SIZE = 100
@@ -171,11 +171,6 @@ class RunListing:
             labels=dict(meta.labels),
             task_id=meta.task_id,
         )
-
-
-def unavailable_summary(run_id: str, problem: str) -> state_pb2.RunSummary:
-    """The listing entry of a run the store could not read this time: listed, never hidden, never fatal."""
-    return state_pb2.RunSummary(run_id=run_id, status=state_pb2.RUN_STATUS_UNAVAILABLE, corruption=problem)
 
 
 def encode_page_token(key: SortKey | None) -> str:

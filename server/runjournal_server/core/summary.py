@@ -145,3 +145,8 @@ def summarize_stored(run_id: str, meta: StoredLike, last_significant: StoredLike
 def corrupt_summary(run_id: str, problem: str) -> RunSummary:
     """The listing entry of a run whose journal cannot be read: listed, never hidden."""
     return RunSummary(run_id=run_id, status=RunStatus.RUN_STATUS_CORRUPT, corruption=problem)
+
+
+def unavailable_summary(run_id: str, problem: str) -> RunSummary:
+    """The listing entry of a run the store could not read this time: listed, never hidden, never fatal."""
+    return RunSummary(run_id=run_id, status=RunStatus.RUN_STATUS_UNAVAILABLE, corruption=problem)
