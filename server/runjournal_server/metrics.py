@@ -12,6 +12,7 @@ scraped, from the scrape's thread: each is one int read, which needs no lock.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -133,62 +134,78 @@ class _RpcInterceptor(grpc.aio.ServerInterceptor):
 
 
 def _counted(handler: grpc.RpcMethodHandler, method: str, metrics: Metrics) -> grpc.RpcMethodHandler:
-    """``handler`` with its behaviour wrapped: the call's end (any status, a cancel too) is counted once."""
+    """``handler`` with its behaviour wrapped: the call's end (any status, a cancel too) is counted once.
 
-    def start(context: grpc.aio.ServicerContext) -> None:
-        started = time.perf_counter()
+    Counted as the behaviour ends, before gRPC sends the status: a client that
+    has its answer and then scrapes /metrics finds its call counted (a done
+    callback would run after the answer left, and such a scrape could miss it).
+    """
 
-        def done(ended: grpc.aio.ServicerContext) -> None:
-            metrics.rpc_done(method, _code_of(ended), time.perf_counter() - started)
-
-        context.add_done_callback(done)
+    def finish(context: grpc.aio.ServicerContext, started: float, error: BaseException | None) -> None:
+        metrics.rpc_done(method, _code_of(context, error), time.perf_counter() - started)
 
     serializers = {
         "request_deserializer": handler.request_deserializer,
         "response_serializer": handler.response_serializer,
     }
     if handler.unary_unary is not None:
-        return grpc.unary_unary_rpc_method_handler(_wrap_unary(handler.unary_unary, start), **serializers)
+        return grpc.unary_unary_rpc_method_handler(_wrap_unary(handler.unary_unary, finish), **serializers)
     if handler.unary_stream is not None:
-        return grpc.unary_stream_rpc_method_handler(_wrap_stream(handler.unary_stream, start), **serializers)
+        return grpc.unary_stream_rpc_method_handler(_wrap_stream(handler.unary_stream, finish), **serializers)
     if handler.stream_unary is not None:
-        return grpc.stream_unary_rpc_method_handler(_wrap_unary(handler.stream_unary, start), **serializers)
-    return grpc.stream_stream_rpc_method_handler(_wrap_stream(handler.stream_stream, start), **serializers)
+        return grpc.stream_unary_rpc_method_handler(_wrap_unary(handler.stream_unary, finish), **serializers)
+    return grpc.stream_stream_rpc_method_handler(_wrap_stream(handler.stream_stream, finish), **serializers)
 
 
-def _wrap_unary(behavior: Callable[..., Any], start: Callable[[grpc.aio.ServicerContext], None]) -> Callable[..., Any]:
+Finish = Callable[[grpc.aio.ServicerContext, float, "BaseException | None"], None]
+
+
+def _wrap_unary(behavior: Callable[..., Any], finish: Finish) -> Callable[..., Any]:
     async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
-        start(context)
-        result = behavior(request, context)
-        return await result if inspect.isawaitable(result) else result
+        started = time.perf_counter()
+        try:
+            result = behavior(request, context)
+            response = await result if inspect.isawaitable(result) else result
+        except BaseException as err:
+            finish(context, started, err)
+            raise
+        finish(context, started, None)
+        return response
 
     return unary
 
 
-def _wrap_stream(behavior: Callable[..., Any], start: Callable[[grpc.aio.ServicerContext], None]) -> Callable[..., Any]:
+def _wrap_stream(behavior: Callable[..., Any], finish: Finish) -> Callable[..., Any]:
     """A streaming behaviour keeps its shape: gRPC serves an async generator and a writer coroutine differently."""
     if inspect.iscoroutinefunction(behavior):
-        return _wrap_unary(behavior, start)
+        return _wrap_unary(behavior, finish)
 
     async def stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-        start(context)
-        responses = behavior(request, context)
-        if inspect.isasyncgen(responses):
-            async for response in responses:
-                yield response
-        else:
-            for response in responses:
-                yield response
+        started = time.perf_counter()
+        try:
+            responses = behavior(request, context)
+            if inspect.isasyncgen(responses):
+                async for response in responses:
+                    yield response
+            else:
+                for response in responses:
+                    yield response
+        except BaseException as err:
+            finish(context, started, err)
+            raise
+        finish(context, started, None)
 
     return stream
 
 
-def _code_of(context: grpc.aio.ServicerContext) -> grpc.StatusCode:
-    """The status the call ended with: the code set (abort, set_code), CANCELLED, or OK."""
+def _code_of(context: grpc.aio.ServicerContext, error: BaseException | None) -> grpc.StatusCode:
+    """The status the call ends with: the code set (abort, set_code), CANCELLED, UNKNOWN for an escaped error, or OK."""
     code = context.code()  # None unless a code was set
     if isinstance(code, grpc.StatusCode):
         return code
-    return grpc.StatusCode.CANCELLED if context.cancelled() else grpc.StatusCode.OK
+    if isinstance(error, asyncio.CancelledError | GeneratorExit) or context.cancelled():
+        return grpc.StatusCode.CANCELLED
+    return grpc.StatusCode.OK if error is None else grpc.StatusCode.UNKNOWN
 
 
 class MetricsEndpoint:
