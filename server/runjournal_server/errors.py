@@ -49,6 +49,9 @@ class Reason(enum.StrEnum):
     TASK_NOT_FOUND = "TASK_NOT_FOUND"
     TASK_CONFLICT = "TASK_CONFLICT"
     ALREADY_COMPLETED = "ALREADY_COMPLETED"
+    RUN_DELETED = "RUN_DELETED"
+    LAST_SEQ_MISMATCH = "LAST_SEQ_MISMATCH"
+    TASK_DELETED = "TASK_DELETED"
 
 
 class JournalError(Exception):
@@ -388,3 +391,37 @@ class AlreadyCompletedError(JournalError):
             task_id=task_id,
         )
         self.details.append(stored_task)
+
+
+class RunDeletedError(JournalError):
+    """The run was deleted; its tombstone keeps the id from being used again."""
+
+    reason = Reason.RUN_DELETED
+
+    def __init__(self, run_id: str, last_seq: int) -> None:
+        super().__init__(
+            f"run {run_id!r} was deleted (at last seq {last_seq}); its id is never used again",
+            run_id=run_id,
+            last_seq=last_seq,
+        )
+
+
+class LastSeqMismatchError(JournalError):
+    """DeleteRun's expected last seq is not the run's: something was appended after the caller looked."""
+
+    reason = Reason.LAST_SEQ_MISMATCH
+
+    def __init__(self, run_id: str, last_seq: int, expected_last_seq: int) -> None:
+        super().__init__(
+            f"run {run_id!r} is at seq {last_seq}, not the expected {expected_last_seq}; look again before deleting",
+            run_id=run_id,
+            last_seq=last_seq,
+            expected_last_seq=expected_last_seq,
+        )
+
+
+class TaskDeletedError(JournalError):
+    reason = Reason.TASK_DELETED
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__(f"task {task_id!r} was deleted; its id is never used again", task_id=task_id)

@@ -36,15 +36,63 @@ READ_CONCURRENCY = 32
 SortKey = tuple[int, int, str]
 
 
+_NOT_STOPPED = frozenset(
+    {
+        state_pb2.RUN_STATUS_UNSPECIFIED,
+        state_pb2.RUN_STATUS_OPEN,
+        state_pb2.RUN_STATUS_CORRUPT,
+        state_pb2.RUN_STATUS_UNAVAILABLE,
+    }
+)
+"""Statuses that are not a stop: retention never deletes an open run, nor one it cannot read."""
+
+
 @dataclass(frozen=True)
 class RunFilter:
-    """What ListRuns may ask for; every condition must hold."""
+    """What ListRuns and WatchRuns may ask for; every condition must hold.
+
+    The one statement of what matching means: ``admits_meta`` for what a run's
+    meta decides (checked before any summary is read), ``admits`` for a whole
+    summary (the listing's later checks, and WatchRuns on every change).
+    """
 
     status: int = 0
     labels: Mapping[str, str] = field(default_factory=dict)
     waiting_for_person: bool = False
     task_id: str = ""
+    parent_run_id: str = ""
+    stopped_before: float | None = None
+    """Seconds since the epoch: only stopped runs whose last record was stored before then."""
     run_id_prefixes: Sequence[str] = ("",)
+
+    def admits_meta(self, labels: Mapping[str, str], task_id: str, parent_run_id: str) -> bool:
+        """What the meta alone decides: labels, task and parent."""
+        if self.task_id and task_id != self.task_id:
+            return False
+        if self.parent_run_id and parent_run_id != self.parent_run_id:
+            return False
+        return all(labels.get(k) == v for k, v in self.labels.items())
+
+    def admits_state(self, summary: state_pb2.RunSummary) -> bool:
+        """What the run's current state decides: status, waiting for a person, stopped before."""
+        if self.status and summary.status != self.status:
+            return False
+        if self.waiting_for_person and not summary.waiting_calls:
+            return False
+        if self.stopped_before is not None:
+            if summary.status in _NOT_STOPPED or not summary.HasField("updated_at"):
+                return False
+            if summary.updated_at.ToNanoseconds() >= int(self.stopped_before * 1e9):
+                return False
+        return True
+
+    def admits(self, summary: state_pb2.RunSummary) -> bool:
+        """Every condition, on a whole summary (the token's prefixes included)."""
+        return (
+            summary.run_id.startswith(tuple(self.run_id_prefixes))
+            and self.admits_meta(summary.labels, summary.task_id, summary.parent_run_id)
+            and self.admits_state(summary)
+        )
 
 
 @dataclass(frozen=True)
@@ -54,6 +102,7 @@ class _MetaInfo:
     sort_key: SortKey
     labels: Mapping[str, str]
     task_id: str
+    parent_run_id: str
 
 
 class RunListing:
@@ -95,11 +144,7 @@ class RunListing:
             window = candidates[start : start + page_size + 1 - len(page)]
             start += len(window)
             for run_id, summary in zip(window, await self._summaries(window), strict=True):
-                if summary is None:
-                    continue
-                if where.status and summary.status != where.status:
-                    continue
-                if where.waiting_for_person and not summary.waiting_calls:
+                if summary is None or not where.admits_state(summary):
                     continue
                 if len(page) == page_size:
                     return page, encode_page_token(last_key)
@@ -124,13 +169,9 @@ class RunListing:
 
     @staticmethod
     def _meta_matches(info: _MetaInfo | None, where: RunFilter) -> bool:
-        if not where.labels and not where.task_id:
-            return True
-        if info is None:
-            return False
-        if where.task_id and info.task_id != where.task_id:
-            return False
-        return all(info.labels.get(k) == v for k, v in where.labels.items())
+        if not where.labels and not where.task_id and not where.parent_run_id:
+            return True  # an unreadable meta is listed (as corrupt) unless a meta condition excludes it
+        return info is not None and where.admits_meta(info.labels, info.task_id, info.parent_run_id)
 
     async def summary(self, run_id: str) -> state_pb2.RunSummary:
         """One run's summary: meta, last non-inert record and, where a call may wait, the trailing turn."""
@@ -140,6 +181,8 @@ class RunListing:
         try:
             ends = await self._backend.ends(run_id, is_inert)
             summary = summarize_stored(run_id, ends.meta, ends.last_significant, ends.last_seq)
+            if ends.stored_at is not None and summary.status != state_pb2.RUN_STATUS_CORRUPT:
+                summary.updated_at.FromNanoseconds(int(ends.stored_at * 1e9))
             if summary.status != state_pb2.RUN_STATUS_CORRUPT and ends.last_significant.kind in MAY_WAIT_AFTER_KINDS:
                 tail = await self._backend.tail(run_id, lambda stored: stored.kind in TURN_START_KINDS)
                 summary.waiting_calls.extend(waiting_calls(tail))
@@ -170,6 +213,7 @@ class RunListing:
             sort_key=(meta.created_at.seconds, meta.created_at.nanos, run_id),
             labels=dict(meta.labels),
             task_id=meta.task_id,
+            parent_run_id=meta.forked_from.run_id,
         )
 
 

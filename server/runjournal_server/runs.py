@@ -62,6 +62,7 @@ from runjournal_server.observing import NO_OBSERVER, Observer, result_of
 from runjournal_server.past_states import PastStates
 from runjournal_server.record_reader import RecordReader
 from runjournal_server.response_limit import ResponseLimit
+from runjournal_server.run_events import RunEvents
 
 log = logging.getLogger(__name__)
 
@@ -121,6 +122,8 @@ class Runs:
         self._past_states = PastStates()
         self._handles = RunHandles(backend, max_open=max_open_journals, max_warm_bytes=max_warm_bytes)
         self._listing = RunListing(backend, self._handles.corruption)
+        self.events = RunEvents()
+        """Told of every acknowledged write, after it is durable: what Watch and WatchRuns wait on."""
 
     # ----------------------------------------------------------------- append
 
@@ -167,6 +170,7 @@ class Runs:
         except RunExistsError:
             return False
         self._handles.adopt(slot, journal, folder, stored_bytes(stored))
+        self.events.stored(slot.run_id, journal.last_seq)
         return True
 
     async def _append_locked(
@@ -244,6 +248,7 @@ class Runs:
             await self._handles.drop(slot)
             raise
         self._handles.grow(slot, stored_bytes(new))
+        self.events.stored(slot.run_id, journal.last_seq)
 
     @staticmethod
     def _apply_new(
@@ -465,6 +470,8 @@ class Runs:
         """A page of summaries, newest first, by the shared listing rule (``listing.py``)."""
         if where.task_id:
             validate_run_id(where.task_id, "task_id")
+        if where.parent_run_id:
+            validate_run_id(where.parent_run_id, "parent_run_id")
         return await self._listing.page(page_size=page_size, page_token=page_token, where=where)
 
     # ------------------------------------------------------------------- read

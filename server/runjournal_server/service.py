@@ -234,6 +234,8 @@ class JournalServicer(_Authorizing, pb_grpc.JournalServiceServicer):
             labels=dict(request.labels),
             waiting_for_person=request.waiting_for_person,
             task_id=request.task_id,
+            parent_run_id=request.parent_run_id,
+            stopped_before=request.stopped_before.ToNanoseconds() / 1e9 if request.HasField("stopped_before") else None,
             run_id_prefixes=access.run_id_prefixes,
         )
         runs, token = await self._runs.list_runs(

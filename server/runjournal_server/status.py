@@ -46,6 +46,9 @@ STATUS_CODES: dict[Reason, grpc.StatusCode] = {
     Reason.TASK_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
     Reason.TASK_CONFLICT: grpc.StatusCode.ALREADY_EXISTS,
     Reason.ALREADY_COMPLETED: grpc.StatusCode.ALREADY_EXISTS,
+    Reason.RUN_DELETED: grpc.StatusCode.NOT_FOUND,
+    Reason.LAST_SEQ_MISMATCH: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.TASK_DELETED: grpc.StatusCode.NOT_FOUND,
 }
 
 

@@ -60,6 +60,9 @@ EXAMPLES: dict[Reason, list[Callable[[], JournalError]]] = {
     Reason.TASK_NOT_FOUND: [lambda: e.TaskNotFoundError("t")],
     Reason.TASK_CONFLICT: [lambda: e.TaskConflictError("t")],
     Reason.ALREADY_COMPLETED: [lambda: e.AlreadyCompletedError("t", tpb.Task(task_id="t"))],
+    Reason.RUN_DELETED: [lambda: e.RunDeletedError("r", 7)],
+    Reason.LAST_SEQ_MISMATCH: [lambda: e.LastSeqMismatchError("r", 7, 5)],
+    Reason.TASK_DELETED: [lambda: e.TaskDeletedError("t")],
 }
 
 CASES = [(reason, index) for reason, builds in EXAMPLES.items() for index in range(len(builds))]

@@ -84,6 +84,9 @@ ERROR_METADATA: Final[Mapping[str, Mapping[str, Key]]] = {
     "TASK_NOT_FOUND": {"task_id": _ALWAYS_STR},
     "TASK_CONFLICT": {"task_id": _ALWAYS_STR},
     "ALREADY_COMPLETED": {"task_id": _ALWAYS_STR},
+    "RUN_DELETED": {"run_id": _ALWAYS_STR, "last_seq": _ALWAYS_INT},
+    "LAST_SEQ_MISMATCH": {"run_id": _ALWAYS_STR, "last_seq": _ALWAYS_INT, "expected_last_seq": _ALWAYS_INT},
+    "TASK_DELETED": {"task_id": _ALWAYS_STR},
 }
 """Reason -> its metadata keys. Every reason the server reports is here."""
 

@@ -73,6 +73,10 @@ class RunEnds:
     when every later record is inert)."""
     last_seq: int
     """The seq of the last stored record."""
+    stored_at: float | None = None
+    """When the last record was stored, in seconds since the epoch by the store's
+    clock (file: the journal's mtime; JetStream: the message timestamp); None
+    where the backend cannot tell."""
 
 
 T = TypeVar("T")
@@ -176,6 +180,8 @@ class BackwardWalk:
     def restart(self) -> None:
         self.last_seq: int | None = None
         """The seq of the first record taken: the run's last."""
+        self.stored_at: float | None = None
+        """Set by the backend: when the run's last record was stored (``RunEnds.stored_at``)."""
         self.taken: list[StoredRecord] = []
         """The records kept, in the order taken (the last record first)."""
         self.done = False
@@ -374,7 +380,7 @@ class Backend(abc.ABC):
         meta = await self._walk_back(run_id, walk)
         if meta is None or not walk.done or walk.last_seq is None:
             raise AssertionError("the backward walk always reaches the meta")
-        return RunEnds(meta=meta, last_significant=walk.taken[-1], last_seq=walk.last_seq)
+        return RunEnds(meta=meta, last_significant=walk.taken[-1], last_seq=walk.last_seq, stored_at=walk.stored_at)
 
     async def meta(self, run_id: str) -> StoredRecord:
         """The run's meta record (seq 1) alone: what the listing caches to order runs.

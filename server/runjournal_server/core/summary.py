@@ -122,6 +122,7 @@ def summarize(run_id: str, meta: Meta, last_significant_record: JournalRecord | 
     if meta.HasField("created_at"):
         summary.created_at.CopyFrom(meta.created_at)
     summary.labels.update(meta.labels)
+    summary.parent_run_id = meta.forked_from.run_id
     return summary
 
 

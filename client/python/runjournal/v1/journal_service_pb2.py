@@ -22,11 +22,12 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 from runjournal.v1 import records_pb2 as runjournal_dot_v1_dot_records__pb2
 from runjournal.v1 import state_pb2 as runjournal_dot_v1_dot_state__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#runjournal/v1/journal_service.proto\x12\rrunjournal.v1\x1a\x1brunjournal/v1/records.proto\x1a\x19runjournal/v1/state.proto\"b\n\rAppendRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x13\n\x0b\x63laim_token\x18\x02 \x01(\x03\x12,\n\x06record\x18\x03 \x01(\x0b\x32\x1c.runjournal.v1.JournalRecord\"B\n\x0e\x41ppendResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x03\x12\x11\n\tduplicate\x18\x02 \x01(\x08\x12\x10\n\x08last_seq\x18\x03 \x01(\x03\"h\n\x12\x41ppendBatchRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x13\n\x0b\x63laim_token\x18\x02 \x01(\x03\x12-\n\x07records\x18\x03 \x03(\x0b\x32\x1c.runjournal.v1.JournalRecord\"N\n\x13\x41ppendBatchResponse\x12\x11\n\tfirst_seq\x18\x01 \x01(\x03\x12\x12\n\nduplicates\x18\x02 \x01(\x05\x12\x10\n\x08last_seq\x18\x03 \x01(\x03\"\xb7\x01\n\x0c\x43laimRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x11\n\tworker_id\x18\x02 \x01(\t\x12\x0c\n\x04host\x18\x03 \x01(\t\x12\x0b\n\x03pid\x18\x04 \x01(\x05\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12/\n\x0b\x66ingerprint\x18\x06 \x01(\x0b\x32\x1a.runjournal.v1.Fingerprint\x12\r\n\x05\x66orce\x18\x07 \x01(\x08\x12\x19\n\x11\x63onversation_from\x18\x08 \x01(\x05\"\xa0\x01\n\rClaimResponse\x12\x13\n\x0b\x63laim_token\x18\x01 \x01(\x03\x12\x10\n\x08last_seq\x18\x02 \x01(\x03\x12&\n\x05state\x18\x03 \x01(\x0b\x32\x17.runjournal.v1.RunState\x12\'\n\x04gate\x18\x04 \x01(\x0b\x32\x19.runjournal.v1.GateReport\x12\x17\n\x0fresume_reminder\x18\x05 \x01(\t\"K\n\x0b\x46oldRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x11\n\tas_of_seq\x18\x02 \x01(\x03\x12\x19\n\x11\x63onversation_from\x18\x03 \x01(\x05\"6\n\x0c\x46oldResponse\x12&\n\x05state\x18\x01 \x01(\x0b\x32\x17.runjournal.v1.RunState\"t\n\rAnswerRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x13\n\x0btool_use_id\x18\x02 \x01(\t\x12,\n\x07\x63ontent\x18\x03 \x03(\x0b\x32\x1b.runjournal.v1.ContentBlock\x12\x10\n\x08is_error\x18\x04 \x01(\x08\"\x1d\n\x0e\x41nswerResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x03\"\x82\x01\n\x0e\x41pproveRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x13\n\x0btool_use_id\x18\x02 \x01(\t\x12)\n\x08\x64\x65\x63ision\x18\x03 \x01(\x0e\x32\x17.runjournal.v1.Decision\x12\x10\n\x08\x61pprover\x18\x04 \x01(\t\x12\x0e\n\x06reason\x18\x05 \x01(\t\"\x1e\n\x0f\x41pproveResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x03\"\xfa\x01\n\x0fListRunsRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\x12(\n\x06status\x18\x03 \x01(\x0e\x32\x18.runjournal.v1.RunStatus\x12:\n\x06labels\x18\x04 \x03(\x0b\x32*.runjournal.v1.ListRunsRequest.LabelsEntry\x12\x1a\n\x12waiting_for_person\x18\x05 \x01(\x08\x12\x0f\n\x07task_id\x18\x06 \x01(\t\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"T\n\x10ListRunsResponse\x12\'\n\x04runs\x18\x01 \x03(\x0b\x32\x19.runjournal.v1.RunSummary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"/\n\x0bReadRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x10\n\x08\x66rom_seq\x18\x02 \x01(\x03\"^\n\x0cReadResponse\x12,\n\x06record\x18\x01 \x01(\x0b\x32\x1c.runjournal.v1.JournalRecord\x12\x13\n\x0bstored_line\x18\x02 \x01(\x0c\x12\x0b\n\x03seq\x18\x03 \x01(\x03\x32\xd3\x04\n\x0eJournalService\x12\x45\n\x06\x41ppend\x12\x1c.runjournal.v1.AppendRequest\x1a\x1d.runjournal.v1.AppendResponse\x12T\n\x0b\x41ppendBatch\x12!.runjournal.v1.AppendBatchRequest\x1a\".runjournal.v1.AppendBatchResponse\x12\x42\n\x05\x43laim\x12\x1b.runjournal.v1.ClaimRequest\x1a\x1c.runjournal.v1.ClaimResponse\x12?\n\x04\x46old\x12\x1a.runjournal.v1.FoldRequest\x1a\x1b.runjournal.v1.FoldResponse\x12\x45\n\x06\x41nswer\x12\x1c.runjournal.v1.AnswerRequest\x1a\x1d.runjournal.v1.AnswerResponse\x12H\n\x07\x41pprove\x12\x1d.runjournal.v1.ApproveRequest\x1a\x1e.runjournal.v1.ApproveResponse\x12K\n\x08ListRuns\x12\x1e.runjournal.v1.ListRunsRequest\x1a\x1f.runjournal.v1.ListRunsResponse\x12\x41\n\x04Read\x12\x1a.runjournal.v1.ReadRequest\x1a\x1b.runjournal.v1.ReadResponse0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#runjournal/v1/journal_service.proto\x12\rrunjournal.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1brunjournal/v1/records.proto\x1a\x19runjournal/v1/state.proto\"b\n\rAppendRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x13\n\x0b\x63laim_token\x18\x02 \x01(\x03\x12,\n\x06record\x18\x03 \x01(\x0b\x32\x1c.runjournal.v1.JournalRecord\"B\n\x0e\x41ppendResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x03\x12\x11\n\tduplicate\x18\x02 \x01(\x08\x12\x10\n\x08last_seq\x18\x03 \x01(\x03\"h\n\x12\x41ppendBatchRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x13\n\x0b\x63laim_token\x18\x02 \x01(\x03\x12-\n\x07records\x18\x03 \x03(\x0b\x32\x1c.runjournal.v1.JournalRecord\"N\n\x13\x41ppendBatchResponse\x12\x11\n\tfirst_seq\x18\x01 \x01(\x03\x12\x12\n\nduplicates\x18\x02 \x01(\x05\x12\x10\n\x08last_seq\x18\x03 \x01(\x03\"\xb7\x01\n\x0c\x43laimRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x11\n\tworker_id\x18\x02 \x01(\t\x12\x0c\n\x04host\x18\x03 \x01(\t\x12\x0b\n\x03pid\x18\x04 \x01(\x05\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12/\n\x0b\x66ingerprint\x18\x06 \x01(\x0b\x32\x1a.runjournal.v1.Fingerprint\x12\r\n\x05\x66orce\x18\x07 \x01(\x08\x12\x19\n\x11\x63onversation_from\x18\x08 \x01(\x05\"\xa0\x01\n\rClaimResponse\x12\x13\n\x0b\x63laim_token\x18\x01 \x01(\x03\x12\x10\n\x08last_seq\x18\x02 \x01(\x03\x12&\n\x05state\x18\x03 \x01(\x0b\x32\x17.runjournal.v1.RunState\x12\'\n\x04gate\x18\x04 \x01(\x0b\x32\x19.runjournal.v1.GateReport\x12\x17\n\x0fresume_reminder\x18\x05 \x01(\t\"K\n\x0b\x46oldRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x11\n\tas_of_seq\x18\x02 \x01(\x03\x12\x19\n\x11\x63onversation_from\x18\x03 \x01(\x05\"6\n\x0c\x46oldResponse\x12&\n\x05state\x18\x01 \x01(\x0b\x32\x17.runjournal.v1.RunState\"t\n\rAnswerRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x13\n\x0btool_use_id\x18\x02 \x01(\t\x12,\n\x07\x63ontent\x18\x03 \x03(\x0b\x32\x1b.runjournal.v1.ContentBlock\x12\x10\n\x08is_error\x18\x04 \x01(\x08\"\x1d\n\x0e\x41nswerResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x03\"\x82\x01\n\x0e\x41pproveRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x13\n\x0btool_use_id\x18\x02 \x01(\t\x12)\n\x08\x64\x65\x63ision\x18\x03 \x01(\x0e\x32\x17.runjournal.v1.Decision\x12\x10\n\x08\x61pprover\x18\x04 \x01(\t\x12\x0e\n\x06reason\x18\x05 \x01(\t\"\x1e\n\x0f\x41pproveResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x03\"\xc5\x02\n\x0fListRunsRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\x12(\n\x06status\x18\x03 \x01(\x0e\x32\x18.runjournal.v1.RunStatus\x12:\n\x06labels\x18\x04 \x03(\x0b\x32*.runjournal.v1.ListRunsRequest.LabelsEntry\x12\x1a\n\x12waiting_for_person\x18\x05 \x01(\x08\x12\x0f\n\x07task_id\x18\x06 \x01(\t\x12\x15\n\rparent_run_id\x18\x07 \x01(\t\x12\x32\n\x0estopped_before\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"T\n\x10ListRunsResponse\x12\'\n\x04runs\x18\x01 \x03(\x0b\x32\x19.runjournal.v1.RunSummary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"/\n\x0bReadRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x10\n\x08\x66rom_seq\x18\x02 \x01(\x03\"^\n\x0cReadResponse\x12,\n\x06record\x18\x01 \x01(\x0b\x32\x1c.runjournal.v1.JournalRecord\x12\x13\n\x0bstored_line\x18\x02 \x01(\x0c\x12\x0b\n\x03seq\x18\x03 \x01(\x03\"1\n\x0cWatchRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x11\n\tafter_seq\x18\x02 \x01(\x03\"u\n\rWatchResponse\x12-\n\x06record\x18\x01 \x01(\x0b\x32\x1b.runjournal.v1.ReadResponseH\x00\x12,\n\tcaught_up\x18\x02 \x01(\x0b\x32\x17.runjournal.v1.CaughtUpH\x00\x42\x07\n\x05\x65vent\"\x1c\n\x08\x43\x61ughtUp\x12\x10\n\x08head_seq\x18\x01 \x01(\x03\"\xec\x01\n\x10WatchRunsRequest\x12(\n\x06status\x18\x01 \x01(\x0e\x32\x18.runjournal.v1.RunStatus\x12;\n\x06labels\x18\x02 \x03(\x0b\x32+.runjournal.v1.WatchRunsRequest.LabelsEntry\x12\x1a\n\x12waiting_for_person\x18\x03 \x01(\x08\x12\x0f\n\x07task_id\x18\x04 \x01(\t\x12\x15\n\rparent_run_id\x18\x05 \x01(\t\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x9c\x01\n\x11WatchRunsResponse\x12(\n\x03run\x18\x01 \x01(\x0b\x32\x19.runjournal.v1.RunSummaryH\x00\x12,\n\tcaught_up\x18\x02 \x01(\x0b\x32\x17.runjournal.v1.CaughtUpH\x00\x12&\n\x04left\x18\x03 \x01(\x0b\x32\x16.runjournal.v1.RunLeftH\x00\x42\x07\n\x05\x65vent\"*\n\x07RunLeft\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x0f\n\x07\x64\x65leted\x18\x02 \x01(\x08\"D\n\x0e\x46orkRunRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x0e\n\x06\x61t_seq\x18\x02 \x01(\x03\x12\x12\n\nnew_run_id\x18\x03 \x01(\t\"c\n\x0f\x46orkRunResponse\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x10\n\x08last_seq\x18\x02 \x01(\x03\x12.\n\x0b\x66orked_from\x18\x03 \x01(\x0b\x32\x19.runjournal.v1.ForkOrigin\"=\n\x10\x44\x65leteRunRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x19\n\x11\x65xpected_last_seq\x18\x02 \x01(\x03\"6\n\x11\x44\x65leteRunResponse\x12\x10\n\x08last_seq\x18\x01 \x01(\x03\x12\x0f\n\x07\x64\x65leted\x18\x02 \x01(\x08\x32\x85\x07\n\x0eJournalService\x12\x45\n\x06\x41ppend\x12\x1c.runjournal.v1.AppendRequest\x1a\x1d.runjournal.v1.AppendResponse\x12T\n\x0b\x41ppendBatch\x12!.runjournal.v1.AppendBatchRequest\x1a\".runjournal.v1.AppendBatchResponse\x12\x42\n\x05\x43laim\x12\x1b.runjournal.v1.ClaimRequest\x1a\x1c.runjournal.v1.ClaimResponse\x12?\n\x04\x46old\x12\x1a.runjournal.v1.FoldRequest\x1a\x1b.runjournal.v1.FoldResponse\x12\x45\n\x06\x41nswer\x12\x1c.runjournal.v1.AnswerRequest\x1a\x1d.runjournal.v1.AnswerResponse\x12H\n\x07\x41pprove\x12\x1d.runjournal.v1.ApproveRequest\x1a\x1e.runjournal.v1.ApproveResponse\x12K\n\x08ListRuns\x12\x1e.runjournal.v1.ListRunsRequest\x1a\x1f.runjournal.v1.ListRunsResponse\x12\x41\n\x04Read\x12\x1a.runjournal.v1.ReadRequest\x1a\x1b.runjournal.v1.ReadResponse0\x01\x12\x44\n\x05Watch\x12\x1b.runjournal.v1.WatchRequest\x1a\x1c.runjournal.v1.WatchResponse0\x01\x12P\n\tWatchRuns\x12\x1f.runjournal.v1.WatchRunsRequest\x1a .runjournal.v1.WatchRunsResponse0\x01\x12H\n\x07\x46orkRun\x12\x1d.runjournal.v1.ForkRunRequest\x1a\x1e.runjournal.v1.ForkRunResponse\x12N\n\tDeleteRun\x12\x1f.runjournal.v1.DeleteRunRequest\x1a .runjournal.v1.DeleteRunResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,40 +36,64 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_LISTRUNSREQUEST_LABELSENTRY']._loaded_options = None
   _globals['_LISTRUNSREQUEST_LABELSENTRY']._serialized_options = b'8\001'
-  _globals['_APPENDREQUEST']._serialized_start=110
-  _globals['_APPENDREQUEST']._serialized_end=208
-  _globals['_APPENDRESPONSE']._serialized_start=210
-  _globals['_APPENDRESPONSE']._serialized_end=276
-  _globals['_APPENDBATCHREQUEST']._serialized_start=278
-  _globals['_APPENDBATCHREQUEST']._serialized_end=382
-  _globals['_APPENDBATCHRESPONSE']._serialized_start=384
-  _globals['_APPENDBATCHRESPONSE']._serialized_end=462
-  _globals['_CLAIMREQUEST']._serialized_start=465
-  _globals['_CLAIMREQUEST']._serialized_end=648
-  _globals['_CLAIMRESPONSE']._serialized_start=651
-  _globals['_CLAIMRESPONSE']._serialized_end=811
-  _globals['_FOLDREQUEST']._serialized_start=813
-  _globals['_FOLDREQUEST']._serialized_end=888
-  _globals['_FOLDRESPONSE']._serialized_start=890
-  _globals['_FOLDRESPONSE']._serialized_end=944
-  _globals['_ANSWERREQUEST']._serialized_start=946
-  _globals['_ANSWERREQUEST']._serialized_end=1062
-  _globals['_ANSWERRESPONSE']._serialized_start=1064
-  _globals['_ANSWERRESPONSE']._serialized_end=1093
-  _globals['_APPROVEREQUEST']._serialized_start=1096
-  _globals['_APPROVEREQUEST']._serialized_end=1226
-  _globals['_APPROVERESPONSE']._serialized_start=1228
-  _globals['_APPROVERESPONSE']._serialized_end=1258
-  _globals['_LISTRUNSREQUEST']._serialized_start=1261
-  _globals['_LISTRUNSREQUEST']._serialized_end=1511
-  _globals['_LISTRUNSREQUEST_LABELSENTRY']._serialized_start=1466
-  _globals['_LISTRUNSREQUEST_LABELSENTRY']._serialized_end=1511
-  _globals['_LISTRUNSRESPONSE']._serialized_start=1513
-  _globals['_LISTRUNSRESPONSE']._serialized_end=1597
-  _globals['_READREQUEST']._serialized_start=1599
-  _globals['_READREQUEST']._serialized_end=1646
-  _globals['_READRESPONSE']._serialized_start=1648
-  _globals['_READRESPONSE']._serialized_end=1742
-  _globals['_JOURNALSERVICE']._serialized_start=1745
-  _globals['_JOURNALSERVICE']._serialized_end=2340
+  _globals['_WATCHRUNSREQUEST_LABELSENTRY']._loaded_options = None
+  _globals['_WATCHRUNSREQUEST_LABELSENTRY']._serialized_options = b'8\001'
+  _globals['_APPENDREQUEST']._serialized_start=143
+  _globals['_APPENDREQUEST']._serialized_end=241
+  _globals['_APPENDRESPONSE']._serialized_start=243
+  _globals['_APPENDRESPONSE']._serialized_end=309
+  _globals['_APPENDBATCHREQUEST']._serialized_start=311
+  _globals['_APPENDBATCHREQUEST']._serialized_end=415
+  _globals['_APPENDBATCHRESPONSE']._serialized_start=417
+  _globals['_APPENDBATCHRESPONSE']._serialized_end=495
+  _globals['_CLAIMREQUEST']._serialized_start=498
+  _globals['_CLAIMREQUEST']._serialized_end=681
+  _globals['_CLAIMRESPONSE']._serialized_start=684
+  _globals['_CLAIMRESPONSE']._serialized_end=844
+  _globals['_FOLDREQUEST']._serialized_start=846
+  _globals['_FOLDREQUEST']._serialized_end=921
+  _globals['_FOLDRESPONSE']._serialized_start=923
+  _globals['_FOLDRESPONSE']._serialized_end=977
+  _globals['_ANSWERREQUEST']._serialized_start=979
+  _globals['_ANSWERREQUEST']._serialized_end=1095
+  _globals['_ANSWERRESPONSE']._serialized_start=1097
+  _globals['_ANSWERRESPONSE']._serialized_end=1126
+  _globals['_APPROVEREQUEST']._serialized_start=1129
+  _globals['_APPROVEREQUEST']._serialized_end=1259
+  _globals['_APPROVERESPONSE']._serialized_start=1261
+  _globals['_APPROVERESPONSE']._serialized_end=1291
+  _globals['_LISTRUNSREQUEST']._serialized_start=1294
+  _globals['_LISTRUNSREQUEST']._serialized_end=1619
+  _globals['_LISTRUNSREQUEST_LABELSENTRY']._serialized_start=1574
+  _globals['_LISTRUNSREQUEST_LABELSENTRY']._serialized_end=1619
+  _globals['_LISTRUNSRESPONSE']._serialized_start=1621
+  _globals['_LISTRUNSRESPONSE']._serialized_end=1705
+  _globals['_READREQUEST']._serialized_start=1707
+  _globals['_READREQUEST']._serialized_end=1754
+  _globals['_READRESPONSE']._serialized_start=1756
+  _globals['_READRESPONSE']._serialized_end=1850
+  _globals['_WATCHREQUEST']._serialized_start=1852
+  _globals['_WATCHREQUEST']._serialized_end=1901
+  _globals['_WATCHRESPONSE']._serialized_start=1903
+  _globals['_WATCHRESPONSE']._serialized_end=2020
+  _globals['_CAUGHTUP']._serialized_start=2022
+  _globals['_CAUGHTUP']._serialized_end=2050
+  _globals['_WATCHRUNSREQUEST']._serialized_start=2053
+  _globals['_WATCHRUNSREQUEST']._serialized_end=2289
+  _globals['_WATCHRUNSREQUEST_LABELSENTRY']._serialized_start=1574
+  _globals['_WATCHRUNSREQUEST_LABELSENTRY']._serialized_end=1619
+  _globals['_WATCHRUNSRESPONSE']._serialized_start=2292
+  _globals['_WATCHRUNSRESPONSE']._serialized_end=2448
+  _globals['_RUNLEFT']._serialized_start=2450
+  _globals['_RUNLEFT']._serialized_end=2492
+  _globals['_FORKRUNREQUEST']._serialized_start=2494
+  _globals['_FORKRUNREQUEST']._serialized_end=2562
+  _globals['_FORKRUNRESPONSE']._serialized_start=2564
+  _globals['_FORKRUNRESPONSE']._serialized_end=2663
+  _globals['_DELETERUNREQUEST']._serialized_start=2665
+  _globals['_DELETERUNREQUEST']._serialized_end=2726
+  _globals['_DELETERUNRESPONSE']._serialized_start=2728
+  _globals['_DELETERUNRESPONSE']._serialized_end=2782
+  _globals['_JOURNALSERVICE']._serialized_start=2785
+  _globals['_JOURNALSERVICE']._serialized_end=3686
 # @@protoc_insertion_point(module_scope)

@@ -1,3 +1,6 @@
+import datetime
+
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from runjournal.v1 import records_pb2 as _records_pb2
 from runjournal.v1 import state_pb2 as _state_pb2
 from google.protobuf.internal import containers as _containers
@@ -137,7 +140,7 @@ class ApproveResponse(_message.Message):
     def __init__(self, seq: _Optional[int] = ...) -> None: ...
 
 class ListRunsRequest(_message.Message):
-    __slots__ = ("page_size", "page_token", "status", "labels", "waiting_for_person", "task_id")
+    __slots__ = ("page_size", "page_token", "status", "labels", "waiting_for_person", "task_id", "parent_run_id", "stopped_before")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -151,13 +154,17 @@ class ListRunsRequest(_message.Message):
     LABELS_FIELD_NUMBER: _ClassVar[int]
     WAITING_FOR_PERSON_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    PARENT_RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    STOPPED_BEFORE_FIELD_NUMBER: _ClassVar[int]
     page_size: int
     page_token: str
     status: _state_pb2.RunStatus
     labels: _containers.ScalarMap[str, str]
     waiting_for_person: bool
     task_id: str
-    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., status: _Optional[_Union[_state_pb2.RunStatus, str]] = ..., labels: _Optional[_Mapping[str, str]] = ..., waiting_for_person: _Optional[bool] = ..., task_id: _Optional[str] = ...) -> None: ...
+    parent_run_id: str
+    stopped_before: _timestamp_pb2.Timestamp
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., status: _Optional[_Union[_state_pb2.RunStatus, str]] = ..., labels: _Optional[_Mapping[str, str]] = ..., waiting_for_person: _Optional[bool] = ..., task_id: _Optional[str] = ..., parent_run_id: _Optional[str] = ..., stopped_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ListRunsResponse(_message.Message):
     __slots__ = ("runs", "next_page_token")
@@ -184,3 +191,100 @@ class ReadResponse(_message.Message):
     stored_line: bytes
     seq: int
     def __init__(self, record: _Optional[_Union[_records_pb2.JournalRecord, _Mapping]] = ..., stored_line: _Optional[bytes] = ..., seq: _Optional[int] = ...) -> None: ...
+
+class WatchRequest(_message.Message):
+    __slots__ = ("run_id", "after_seq")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    AFTER_SEQ_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    after_seq: int
+    def __init__(self, run_id: _Optional[str] = ..., after_seq: _Optional[int] = ...) -> None: ...
+
+class WatchResponse(_message.Message):
+    __slots__ = ("record", "caught_up")
+    RECORD_FIELD_NUMBER: _ClassVar[int]
+    CAUGHT_UP_FIELD_NUMBER: _ClassVar[int]
+    record: ReadResponse
+    caught_up: CaughtUp
+    def __init__(self, record: _Optional[_Union[ReadResponse, _Mapping]] = ..., caught_up: _Optional[_Union[CaughtUp, _Mapping]] = ...) -> None: ...
+
+class CaughtUp(_message.Message):
+    __slots__ = ("head_seq",)
+    HEAD_SEQ_FIELD_NUMBER: _ClassVar[int]
+    head_seq: int
+    def __init__(self, head_seq: _Optional[int] = ...) -> None: ...
+
+class WatchRunsRequest(_message.Message):
+    __slots__ = ("status", "labels", "waiting_for_person", "task_id", "parent_run_id")
+    class LabelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    WAITING_FOR_PERSON_FIELD_NUMBER: _ClassVar[int]
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    PARENT_RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    status: _state_pb2.RunStatus
+    labels: _containers.ScalarMap[str, str]
+    waiting_for_person: bool
+    task_id: str
+    parent_run_id: str
+    def __init__(self, status: _Optional[_Union[_state_pb2.RunStatus, str]] = ..., labels: _Optional[_Mapping[str, str]] = ..., waiting_for_person: _Optional[bool] = ..., task_id: _Optional[str] = ..., parent_run_id: _Optional[str] = ...) -> None: ...
+
+class WatchRunsResponse(_message.Message):
+    __slots__ = ("run", "caught_up", "left")
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    CAUGHT_UP_FIELD_NUMBER: _ClassVar[int]
+    LEFT_FIELD_NUMBER: _ClassVar[int]
+    run: _state_pb2.RunSummary
+    caught_up: CaughtUp
+    left: RunLeft
+    def __init__(self, run: _Optional[_Union[_state_pb2.RunSummary, _Mapping]] = ..., caught_up: _Optional[_Union[CaughtUp, _Mapping]] = ..., left: _Optional[_Union[RunLeft, _Mapping]] = ...) -> None: ...
+
+class RunLeft(_message.Message):
+    __slots__ = ("run_id", "deleted")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    DELETED_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    deleted: bool
+    def __init__(self, run_id: _Optional[str] = ..., deleted: _Optional[bool] = ...) -> None: ...
+
+class ForkRunRequest(_message.Message):
+    __slots__ = ("run_id", "at_seq", "new_run_id")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    AT_SEQ_FIELD_NUMBER: _ClassVar[int]
+    NEW_RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    at_seq: int
+    new_run_id: str
+    def __init__(self, run_id: _Optional[str] = ..., at_seq: _Optional[int] = ..., new_run_id: _Optional[str] = ...) -> None: ...
+
+class ForkRunResponse(_message.Message):
+    __slots__ = ("run_id", "last_seq", "forked_from")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    LAST_SEQ_FIELD_NUMBER: _ClassVar[int]
+    FORKED_FROM_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    last_seq: int
+    forked_from: _records_pb2.ForkOrigin
+    def __init__(self, run_id: _Optional[str] = ..., last_seq: _Optional[int] = ..., forked_from: _Optional[_Union[_records_pb2.ForkOrigin, _Mapping]] = ...) -> None: ...
+
+class DeleteRunRequest(_message.Message):
+    __slots__ = ("run_id", "expected_last_seq")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_LAST_SEQ_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    expected_last_seq: int
+    def __init__(self, run_id: _Optional[str] = ..., expected_last_seq: _Optional[int] = ...) -> None: ...
+
+class DeleteRunResponse(_message.Message):
+    __slots__ = ("last_seq", "deleted")
+    LAST_SEQ_FIELD_NUMBER: _ClassVar[int]
+    DELETED_FIELD_NUMBER: _ClassVar[int]
+    last_seq: int
+    deleted: bool
+    def __init__(self, last_seq: _Optional[int] = ..., deleted: _Optional[bool] = ...) -> None: ...

@@ -76,6 +76,26 @@ class JournalServiceStub:
                 request_serializer=runjournal_dot_v1_dot_journal__service__pb2.ReadRequest.SerializeToString,
                 response_deserializer=runjournal_dot_v1_dot_journal__service__pb2.ReadResponse.FromString,
                 _registered_method=True)
+        self.Watch = channel.unary_stream(
+                '/runjournal.v1.JournalService/Watch',
+                request_serializer=runjournal_dot_v1_dot_journal__service__pb2.WatchRequest.SerializeToString,
+                response_deserializer=runjournal_dot_v1_dot_journal__service__pb2.WatchResponse.FromString,
+                _registered_method=True)
+        self.WatchRuns = channel.unary_stream(
+                '/runjournal.v1.JournalService/WatchRuns',
+                request_serializer=runjournal_dot_v1_dot_journal__service__pb2.WatchRunsRequest.SerializeToString,
+                response_deserializer=runjournal_dot_v1_dot_journal__service__pb2.WatchRunsResponse.FromString,
+                _registered_method=True)
+        self.ForkRun = channel.unary_unary(
+                '/runjournal.v1.JournalService/ForkRun',
+                request_serializer=runjournal_dot_v1_dot_journal__service__pb2.ForkRunRequest.SerializeToString,
+                response_deserializer=runjournal_dot_v1_dot_journal__service__pb2.ForkRunResponse.FromString,
+                _registered_method=True)
+        self.DeleteRun = channel.unary_unary(
+                '/runjournal.v1.JournalService/DeleteRun',
+                request_serializer=runjournal_dot_v1_dot_journal__service__pb2.DeleteRunRequest.SerializeToString,
+                response_deserializer=runjournal_dot_v1_dot_journal__service__pb2.DeleteRunResponse.FromString,
+                _registered_method=True)
 
 
 class JournalServiceServicer:
@@ -213,6 +233,73 @@ class JournalServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Watch(self, request, context):
+        """Follows a run: sends its stored records after `after_seq` in seq order,
+        then one `caught_up` item with the head seq at that moment, then each
+        record as it is acknowledged, in order, with no gap and no duplicate,
+        until the client cancels. Records written through another server replica
+        (JetStream) are sent too. A slow reader is held by gRPC flow control and
+        read again from the store when it catches up; the server buffers nothing
+        for it beyond one item. After a transport failure a client watches again
+        with `after_seq` = the last `seq` it received.
+
+        Errors: INVALID_ARGUMENT, RUN_NOT_FOUND, RUN_DELETED (also ends a stream
+        when the run is deleted while watched), CORRUPT_JOURNAL,
+        STORAGE_UNAVAILABLE.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WatchRuns(self, request, context):
+        """Follows the listing: sends the summary of every run that matches the
+        filters (as ListRuns, newest first), then one `caught_up` item, then a
+        summary each time a matching run changes (created, status, waiting for a
+        person, claimed, or any other record) until the client cancels. A run
+        that stops matching, or is deleted, is sent once as `left`. A slow
+        reader may get coalesced summaries of a run (the newest wins), never a
+        stale one. With token auth on, only runs within the token's prefixes.
+
+        Errors: INVALID_ARGUMENT (a bad filter).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ForkRun(self, request, context):
+        """Branches a run: creates `new_run_id` whose meta is the source's with its
+        own run id, a new `created_at`, no task, and `forked_from` naming the
+        source, its seq and the hash of its prefix; its records 2..at_seq are the
+        source's stored bytes. The source is unchanged. A pending batch survives
+        (a person can answer the fork differently). Claims copied from the source
+        do not reach the fork: its claim token is 1 (the forker's) until a claim
+        is written in the fork itself. Created atomically: all of it or nothing.
+
+        Errors: INVALID_ARGUMENT (`at_seq` beyond the source's last seq),
+        RUN_NOT_FOUND, RUN_DELETED, RUN_EXISTS (for `new_run_id`), RUN_LOCKED,
+        CORRUPT_JOURNAL, STORAGE_FULL, STORAGE_UNAVAILABLE.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteRun(self, request, context):
+        """Deletes a run: its journal is removed from the store (file: unlinked,
+        the directory fsynced; JetStream: every message erased) and a tombstone
+        kept, so the run id is never used again: a later Append, Claim, Fold,
+        Read or Watch of it is RUN_DELETED, even a stale retry of its meta.
+        Refused unless `expected_last_seq` is the run's last seq, so nothing
+        appended after the caller looked is deleted unseen. Watchers of the run
+        are ended with RUN_DELETED. With token auth on it needs the `operator`
+        scope. Deleting a deleted run again answers its tombstone (idempotent).
+
+        Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND,
+        LAST_SEQ_MISMATCH, RUN_LOCKED, STORAGE_FULL, STORAGE_UNAVAILABLE.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_JournalServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -255,6 +342,26 @@ def add_JournalServiceServicer_to_server(servicer, server):
                     servicer.Read,
                     request_deserializer=runjournal_dot_v1_dot_journal__service__pb2.ReadRequest.FromString,
                     response_serializer=runjournal_dot_v1_dot_journal__service__pb2.ReadResponse.SerializeToString,
+            ),
+            'Watch': grpc.unary_stream_rpc_method_handler(
+                    servicer.Watch,
+                    request_deserializer=runjournal_dot_v1_dot_journal__service__pb2.WatchRequest.FromString,
+                    response_serializer=runjournal_dot_v1_dot_journal__service__pb2.WatchResponse.SerializeToString,
+            ),
+            'WatchRuns': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchRuns,
+                    request_deserializer=runjournal_dot_v1_dot_journal__service__pb2.WatchRunsRequest.FromString,
+                    response_serializer=runjournal_dot_v1_dot_journal__service__pb2.WatchRunsResponse.SerializeToString,
+            ),
+            'ForkRun': grpc.unary_unary_rpc_method_handler(
+                    servicer.ForkRun,
+                    request_deserializer=runjournal_dot_v1_dot_journal__service__pb2.ForkRunRequest.FromString,
+                    response_serializer=runjournal_dot_v1_dot_journal__service__pb2.ForkRunResponse.SerializeToString,
+            ),
+            'DeleteRun': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteRun,
+                    request_deserializer=runjournal_dot_v1_dot_journal__service__pb2.DeleteRunRequest.FromString,
+                    response_serializer=runjournal_dot_v1_dot_journal__service__pb2.DeleteRunResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -475,6 +582,114 @@ class JournalService:
             '/runjournal.v1.JournalService/Read',
             runjournal_dot_v1_dot_journal__service__pb2.ReadRequest.SerializeToString,
             runjournal_dot_v1_dot_journal__service__pb2.ReadResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Watch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/runjournal.v1.JournalService/Watch',
+            runjournal_dot_v1_dot_journal__service__pb2.WatchRequest.SerializeToString,
+            runjournal_dot_v1_dot_journal__service__pb2.WatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchRuns(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/runjournal.v1.JournalService/WatchRuns',
+            runjournal_dot_v1_dot_journal__service__pb2.WatchRunsRequest.SerializeToString,
+            runjournal_dot_v1_dot_journal__service__pb2.WatchRunsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ForkRun(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/runjournal.v1.JournalService/ForkRun',
+            runjournal_dot_v1_dot_journal__service__pb2.ForkRunRequest.SerializeToString,
+            runjournal_dot_v1_dot_journal__service__pb2.ForkRunResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteRun(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/runjournal.v1.JournalService/DeleteRun',
+            runjournal_dot_v1_dot_journal__service__pb2.DeleteRunRequest.SerializeToString,
+            runjournal_dot_v1_dot_journal__service__pb2.DeleteRunResponse.FromString,
             options,
             channel_credentials,
             insecure,

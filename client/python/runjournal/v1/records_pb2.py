@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1brunjournal/v1/records.proto\x12\rrunjournal.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfc\x03\n\rJournalRecord\x12\x0b\n\x03seq\x18\x01 \x01(\x03\x12\x10\n\x08optional\x18\x02 \x01(\x08\x12#\n\x04meta\x18\n \x01(\x0b\x32\x13.runjournal.v1.MetaH\x00\x12\x31\n\tassistant\x18\x0b \x01(\x0b\x32\x1c.runjournal.v1.AssistantTurnH\x00\x12+\n\x04user\x18\x0c \x01(\x0b\x32\x1b.runjournal.v1.UserFollowUpH\x00\x12\x30\n\x0btool_result\x18\r \x01(\x0b\x32\x19.runjournal.v1.ToolResultH\x00\x12+\n\x08\x64\x65\x66\x65rral\x18\x0e \x01(\x0b\x32\x17.runjournal.v1.DeferralH\x00\x12+\n\x08\x61pproval\x18\x0f \x01(\x0b\x32\x17.runjournal.v1.ApprovalH\x00\x12+\n\x05\x63laim\x18\x10 \x01(\x0b\x32\x1a.runjournal.v1.ClaimNoticeH\x00\x12+\n\x08terminal\x18\x11 \x01(\x0b\x32\x17.runjournal.v1.TerminalH\x00\x12\x31\n\x0breconfigure\x18\x12 \x01(\x0b\x32\x1a.runjournal.v1.ReconfigureH\x00\x12#\n\x04note\x18\x13 \x01(\x0b\x32\x13.runjournal.v1.NoteH\x00\x42\t\n\x07payload\"f\n\x13\x43onversationMessage\x12!\n\x04role\x18\x01 \x01(\x0e\x32\x13.runjournal.v1.Role\x12,\n\x07\x63ontent\x18\x02 \x03(\x0b\x32\x1b.runjournal.v1.ContentBlock\"\x89\x02\n\x0c\x43ontentBlock\x12(\n\x04text\x18\x01 \x01(\x0b\x32\x18.runjournal.v1.TextBlockH\x00\x12\x30\n\x08thinking\x18\x02 \x01(\x0b\x32\x1c.runjournal.v1.ThinkingBlockH\x00\x12/\n\x08tool_use\x18\x03 \x01(\x0b\x32\x1b.runjournal.v1.ToolUseBlockH\x00\x12\x35\n\x0btool_result\x18\x04 \x01(\x0b\x32\x1e.runjournal.v1.ToolResultBlockH\x00\x12,\n\x06opaque\x18\x05 \x01(\x0b\x32\x1a.runjournal.v1.OpaqueBlockH\x00\x42\x07\n\x05\x62lock\"\x19\n\tTextBlock\x12\x0c\n\x04text\x18\x01 \x01(\t\"T\n\rThinkingBlock\x12\x10\n\x08thinking\x18\x01 \x01(\t\x12\x11\n\tsignature\x18\x02 \x01(\t\x12\x10\n\x08redacted\x18\x03 \x01(\x08\x12\x0c\n\x04\x64\x61ta\x18\x04 \x01(\t\"<\n\x0cToolUseBlock\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x12\n\ninput_json\x18\x03 \x01(\t\"f\n\x0fToolResultBlock\x12\x13\n\x0btool_use_id\x18\x01 \x01(\t\x12,\n\x07\x63ontent\x18\x02 \x03(\x0b\x32\x1b.runjournal.v1.ContentBlock\x12\x10\n\x08is_error\x18\x03 \x01(\x08\";\n\x0bOpaqueBlock\x12\x10\n\x08provider\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x0c\n\x04json\x18\x03 \x01(\t\"\xa5\x01\n\x0b\x46ingerprint\x12\x10\n\x08provider\x18\x01 \x01(\t\x12\r\n\x05model\x18\x02 \x01(\t\x12\x1c\n\x14system_prompt_sha256\x18\x03 \x01(\t\x12\x15\n\rthinking_mode\x18\x04 \x01(\t\x12\x14\n\x0ctools_sha256\x18\x05 \x01(\t\x12\x12\n\nmax_tokens\x18\x06 \x01(\x05\x12\x16\n\x0emax_iterations\x18\x07 \x01(\x05\"\xc2\x02\n\x04Meta\x12\x16\n\x0e\x66ormat_version\x18\x01 \x01(\x05\x12\x0e\n\x06run_id\x18\x02 \x01(\t\x12.\n\ncreated_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0b\x66ingerprint\x18\x04 \x01(\x0b\x32\x1a.runjournal.v1.Fingerprint\x12+\n\x06prompt\x18\x05 \x03(\x0b\x32\x1b.runjournal.v1.ContentBlock\x12\x13\n\x0binteractive\x18\x06 \x01(\x08\x12/\n\x06labels\x18\x07 \x03(\x0b\x32\x1f.runjournal.v1.Meta.LabelsEntry\x12\x0f\n\x07task_id\x18\x08 \x01(\t\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"k\n\x05Usage\x12\x14\n\x0cinput_tokens\x18\x01 \x01(\x05\x12\x15\n\routput_tokens\x18\x02 \x01(\x05\x12\x19\n\x11\x63\x61\x63he_read_tokens\x18\x03 \x01(\x05\x12\x1a\n\x12\x63\x61\x63he_write_tokens\x18\x04 \x01(\x05\"\xa5\x01\n\rAssistantTurn\x12\x11\n\titeration\x18\x01 \x01(\x05\x12,\n\x07\x63ontent\x18\x02 \x03(\x0b\x32\x1b.runjournal.v1.ContentBlock\x12.\n\x0bstop_reason\x18\x03 \x01(\x0e\x32\x19.runjournal.v1.StopReason\x12#\n\x05usage\x18\x04 \x01(\x0b\x32\x14.runjournal.v1.Usage\"<\n\x0cUserFollowUp\x12,\n\x07\x63ontent\x18\x01 \x03(\x0b\x32\x1b.runjournal.v1.ContentBlock\"\x86\x01\n\nToolResult\x12\x13\n\x0btool_use_id\x18\x01 \x01(\t\x12,\n\x07\x63ontent\x18\x02 \x03(\x0b\x32\x1b.runjournal.v1.ContentBlock\x12\x10\n\x08is_error\x18\x03 \x01(\x08\x12\x0e\n\x06remote\x18\x04 \x01(\x08\x12\x13\n\x0b\x61nswered_by\x18\x05 \x01(\t\"b\n\x08\x44\x65\x66\x65rral\x12\x13\n\x0btool_use_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x19\n\x11\x65xpected_answerer\x18\x03 \x01(\t\x12\x16\n\x0eneeds_approval\x18\x04 \x01(\x08\"l\n\x08\x41pproval\x12\x13\n\x0btool_use_id\x18\x01 \x01(\t\x12)\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0e\x32\x17.runjournal.v1.Decision\x12\x10\n\x08\x61pprover\x18\x03 \x01(\t\x12\x0e\n\x06reason\x18\x04 \x01(\t\"K\n\x0b\x43laimNotice\x12\x11\n\tworker_id\x18\x01 \x01(\t\x12\x0c\n\x04host\x18\x02 \x01(\t\x12\x0b\n\x03pid\x18\x03 \x01(\x05\x12\x0e\n\x06reason\x18\x04 \x01(\t\"J\n\x08Terminal\x12-\n\x06reason\x18\x01 \x01(\x0e\x32\x1d.runjournal.v1.TerminalReason\x12\x0f\n\x07message\x18\x02 \x01(\t\"V\n\x0bReconfigure\x12/\n\x0b\x66ingerprint\x18\x01 \x01(\x0b\x32\x1a.runjournal.v1.Fingerprint\x12\x16\n\x0e\x63hanged_fields\x18\x02 \x03(\t\"\'\n\x04Note\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\x11\n\tdata_json\x18\x02 \x01(\t*?\n\x04Role\x12\x14\n\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n\tROLE_USER\x10\x01\x12\x12\n\x0eROLE_ASSISTANT\x10\x02*\xcd\x01\n\nStopReason\x12\x1b\n\x17STOP_REASON_UNSPECIFIED\x10\x00\x12\x18\n\x14STOP_REASON_END_TURN\x10\x01\x12\x18\n\x14STOP_REASON_TOOL_USE\x10\x02\x12\x1a\n\x16STOP_REASON_MAX_TOKENS\x10\x03\x12\x1d\n\x19STOP_REASON_STOP_SEQUENCE\x10\x04\x12\x1a\n\x16STOP_REASON_PAUSE_TURN\x10\x05\x12\x17\n\x13STOP_REASON_REFUSAL\x10\x06*P\n\x08\x44\x65\x63ision\x12\x18\n\x14\x44\x45\x43ISION_UNSPECIFIED\x10\x00\x12\x15\n\x11\x44\x45\x43ISION_APPROVED\x10\x01\x12\x13\n\x0f\x44\x45\x43ISION_DENIED\x10\x02*\xe9\x01\n\x0eTerminalReason\x12\x1f\n\x1bTERMINAL_REASON_UNSPECIFIED\x10\x00\x12\x1d\n\x19TERMINAL_REASON_COMPLETED\x10\x01\x12\x1d\n\x19TERMINAL_REASON_SUSPENDED\x10\x02\x12\x19\n\x15TERMINAL_REASON_ERROR\x10\x03\x12\x1a\n\x16TERMINAL_REASON_BUDGET\x10\x04\x12\"\n\x1eTERMINAL_REASON_MAX_ITERATIONS\x10\x05\x12\x1d\n\x19TERMINAL_REASON_CANCELLED\x10\x06\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1brunjournal/v1/records.proto\x12\rrunjournal.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfc\x03\n\rJournalRecord\x12\x0b\n\x03seq\x18\x01 \x01(\x03\x12\x10\n\x08optional\x18\x02 \x01(\x08\x12#\n\x04meta\x18\n \x01(\x0b\x32\x13.runjournal.v1.MetaH\x00\x12\x31\n\tassistant\x18\x0b \x01(\x0b\x32\x1c.runjournal.v1.AssistantTurnH\x00\x12+\n\x04user\x18\x0c \x01(\x0b\x32\x1b.runjournal.v1.UserFollowUpH\x00\x12\x30\n\x0btool_result\x18\r \x01(\x0b\x32\x19.runjournal.v1.ToolResultH\x00\x12+\n\x08\x64\x65\x66\x65rral\x18\x0e \x01(\x0b\x32\x17.runjournal.v1.DeferralH\x00\x12+\n\x08\x61pproval\x18\x0f \x01(\x0b\x32\x17.runjournal.v1.ApprovalH\x00\x12+\n\x05\x63laim\x18\x10 \x01(\x0b\x32\x1a.runjournal.v1.ClaimNoticeH\x00\x12+\n\x08terminal\x18\x11 \x01(\x0b\x32\x17.runjournal.v1.TerminalH\x00\x12\x31\n\x0breconfigure\x18\x12 \x01(\x0b\x32\x1a.runjournal.v1.ReconfigureH\x00\x12#\n\x04note\x18\x13 \x01(\x0b\x32\x13.runjournal.v1.NoteH\x00\x42\t\n\x07payload\"f\n\x13\x43onversationMessage\x12!\n\x04role\x18\x01 \x01(\x0e\x32\x13.runjournal.v1.Role\x12,\n\x07\x63ontent\x18\x02 \x03(\x0b\x32\x1b.runjournal.v1.ContentBlock\"\x89\x02\n\x0c\x43ontentBlock\x12(\n\x04text\x18\x01 \x01(\x0b\x32\x18.runjournal.v1.TextBlockH\x00\x12\x30\n\x08thinking\x18\x02 \x01(\x0b\x32\x1c.runjournal.v1.ThinkingBlockH\x00\x12/\n\x08tool_use\x18\x03 \x01(\x0b\x32\x1b.runjournal.v1.ToolUseBlockH\x00\x12\x35\n\x0btool_result\x18\x04 \x01(\x0b\x32\x1e.runjournal.v1.ToolResultBlockH\x00\x12,\n\x06opaque\x18\x05 \x01(\x0b\x32\x1a.runjournal.v1.OpaqueBlockH\x00\x42\x07\n\x05\x62lock\"\x19\n\tTextBlock\x12\x0c\n\x04text\x18\x01 \x01(\t\"T\n\rThinkingBlock\x12\x10\n\x08thinking\x18\x01 \x01(\t\x12\x11\n\tsignature\x18\x02 \x01(\t\x12\x10\n\x08redacted\x18\x03 \x01(\x08\x12\x0c\n\x04\x64\x61ta\x18\x04 \x01(\t\"<\n\x0cToolUseBlock\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x12\n\ninput_json\x18\x03 \x01(\t\"f\n\x0fToolResultBlock\x12\x13\n\x0btool_use_id\x18\x01 \x01(\t\x12,\n\x07\x63ontent\x18\x02 \x03(\x0b\x32\x1b.runjournal.v1.ContentBlock\x12\x10\n\x08is_error\x18\x03 \x01(\x08\";\n\x0bOpaqueBlock\x12\x10\n\x08provider\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x0c\n\x04json\x18\x03 \x01(\t\"\xa5\x01\n\x0b\x46ingerprint\x12\x10\n\x08provider\x18\x01 \x01(\t\x12\r\n\x05model\x18\x02 \x01(\t\x12\x1c\n\x14system_prompt_sha256\x18\x03 \x01(\t\x12\x15\n\rthinking_mode\x18\x04 \x01(\t\x12\x14\n\x0ctools_sha256\x18\x05 \x01(\t\x12\x12\n\nmax_tokens\x18\x06 \x01(\x05\x12\x16\n\x0emax_iterations\x18\x07 \x01(\x05\"\xf2\x02\n\x04Meta\x12\x16\n\x0e\x66ormat_version\x18\x01 \x01(\x05\x12\x0e\n\x06run_id\x18\x02 \x01(\t\x12.\n\ncreated_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0b\x66ingerprint\x18\x04 \x01(\x0b\x32\x1a.runjournal.v1.Fingerprint\x12+\n\x06prompt\x18\x05 \x03(\x0b\x32\x1b.runjournal.v1.ContentBlock\x12\x13\n\x0binteractive\x18\x06 \x01(\x08\x12/\n\x06labels\x18\x07 \x03(\x0b\x32\x1f.runjournal.v1.Meta.LabelsEntry\x12\x0f\n\x07task_id\x18\x08 \x01(\t\x12.\n\x0b\x66orked_from\x18\t \x01(\x0b\x32\x19.runjournal.v1.ForkOrigin\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"@\n\nForkOrigin\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x0b\n\x03seq\x18\x02 \x01(\x05\x12\x15\n\rprefix_sha256\x18\x03 \x01(\t\"k\n\x05Usage\x12\x14\n\x0cinput_tokens\x18\x01 \x01(\x05\x12\x15\n\routput_tokens\x18\x02 \x01(\x05\x12\x19\n\x11\x63\x61\x63he_read_tokens\x18\x03 \x01(\x05\x12\x1a\n\x12\x63\x61\x63he_write_tokens\x18\x04 \x01(\x05\"\xa5\x01\n\rAssistantTurn\x12\x11\n\titeration\x18\x01 \x01(\x05\x12,\n\x07\x63ontent\x18\x02 \x03(\x0b\x32\x1b.runjournal.v1.ContentBlock\x12.\n\x0bstop_reason\x18\x03 \x01(\x0e\x32\x19.runjournal.v1.StopReason\x12#\n\x05usage\x18\x04 \x01(\x0b\x32\x14.runjournal.v1.Usage\"<\n\x0cUserFollowUp\x12,\n\x07\x63ontent\x18\x01 \x03(\x0b\x32\x1b.runjournal.v1.ContentBlock\"\x86\x01\n\nToolResult\x12\x13\n\x0btool_use_id\x18\x01 \x01(\t\x12,\n\x07\x63ontent\x18\x02 \x03(\x0b\x32\x1b.runjournal.v1.ContentBlock\x12\x10\n\x08is_error\x18\x03 \x01(\x08\x12\x0e\n\x06remote\x18\x04 \x01(\x08\x12\x13\n\x0b\x61nswered_by\x18\x05 \x01(\t\"b\n\x08\x44\x65\x66\x65rral\x12\x13\n\x0btool_use_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x19\n\x11\x65xpected_answerer\x18\x03 \x01(\t\x12\x16\n\x0eneeds_approval\x18\x04 \x01(\x08\"l\n\x08\x41pproval\x12\x13\n\x0btool_use_id\x18\x01 \x01(\t\x12)\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0e\x32\x17.runjournal.v1.Decision\x12\x10\n\x08\x61pprover\x18\x03 \x01(\t\x12\x0e\n\x06reason\x18\x04 \x01(\t\"K\n\x0b\x43laimNotice\x12\x11\n\tworker_id\x18\x01 \x01(\t\x12\x0c\n\x04host\x18\x02 \x01(\t\x12\x0b\n\x03pid\x18\x03 \x01(\x05\x12\x0e\n\x06reason\x18\x04 \x01(\t\"J\n\x08Terminal\x12-\n\x06reason\x18\x01 \x01(\x0e\x32\x1d.runjournal.v1.TerminalReason\x12\x0f\n\x07message\x18\x02 \x01(\t\"V\n\x0bReconfigure\x12/\n\x0b\x66ingerprint\x18\x01 \x01(\x0b\x32\x1a.runjournal.v1.Fingerprint\x12\x16\n\x0e\x63hanged_fields\x18\x02 \x03(\t\"\'\n\x04Note\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\x11\n\tdata_json\x18\x02 \x01(\t*?\n\x04Role\x12\x14\n\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n\tROLE_USER\x10\x01\x12\x12\n\x0eROLE_ASSISTANT\x10\x02*\xcd\x01\n\nStopReason\x12\x1b\n\x17STOP_REASON_UNSPECIFIED\x10\x00\x12\x18\n\x14STOP_REASON_END_TURN\x10\x01\x12\x18\n\x14STOP_REASON_TOOL_USE\x10\x02\x12\x1a\n\x16STOP_REASON_MAX_TOKENS\x10\x03\x12\x1d\n\x19STOP_REASON_STOP_SEQUENCE\x10\x04\x12\x1a\n\x16STOP_REASON_PAUSE_TURN\x10\x05\x12\x17\n\x13STOP_REASON_REFUSAL\x10\x06*P\n\x08\x44\x65\x63ision\x12\x18\n\x14\x44\x45\x43ISION_UNSPECIFIED\x10\x00\x12\x15\n\x11\x44\x45\x43ISION_APPROVED\x10\x01\x12\x13\n\x0f\x44\x45\x43ISION_DENIED\x10\x02*\xe9\x01\n\x0eTerminalReason\x12\x1f\n\x1bTERMINAL_REASON_UNSPECIFIED\x10\x00\x12\x1d\n\x19TERMINAL_REASON_COMPLETED\x10\x01\x12\x1d\n\x19TERMINAL_REASON_SUSPENDED\x10\x02\x12\x19\n\x15TERMINAL_REASON_ERROR\x10\x03\x12\x1a\n\x16TERMINAL_REASON_BUDGET\x10\x04\x12\"\n\x1eTERMINAL_REASON_MAX_ITERATIONS\x10\x05\x12\x1d\n\x19TERMINAL_REASON_CANCELLED\x10\x06\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,14 +34,14 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_META_LABELSENTRY']._loaded_options = None
   _globals['_META_LABELSENTRY']._serialized_options = b'8\001'
-  _globals['_ROLE']._serialized_start=2763
-  _globals['_ROLE']._serialized_end=2826
-  _globals['_STOPREASON']._serialized_start=2829
-  _globals['_STOPREASON']._serialized_end=3034
-  _globals['_DECISION']._serialized_start=3036
-  _globals['_DECISION']._serialized_end=3116
-  _globals['_TERMINALREASON']._serialized_start=3119
-  _globals['_TERMINALREASON']._serialized_end=3352
+  _globals['_ROLE']._serialized_start=2877
+  _globals['_ROLE']._serialized_end=2940
+  _globals['_STOPREASON']._serialized_start=2943
+  _globals['_STOPREASON']._serialized_end=3148
+  _globals['_DECISION']._serialized_start=3150
+  _globals['_DECISION']._serialized_end=3230
+  _globals['_TERMINALREASON']._serialized_start=3233
+  _globals['_TERMINALREASON']._serialized_end=3466
   _globals['_JOURNALRECORD']._serialized_start=80
   _globals['_JOURNALRECORD']._serialized_end=588
   _globals['_CONVERSATIONMESSAGE']._serialized_start=590
@@ -61,27 +61,29 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_FINGERPRINT']._serialized_start=1303
   _globals['_FINGERPRINT']._serialized_end=1468
   _globals['_META']._serialized_start=1471
-  _globals['_META']._serialized_end=1793
-  _globals['_META_LABELSENTRY']._serialized_start=1748
-  _globals['_META_LABELSENTRY']._serialized_end=1793
-  _globals['_USAGE']._serialized_start=1795
-  _globals['_USAGE']._serialized_end=1902
-  _globals['_ASSISTANTTURN']._serialized_start=1905
-  _globals['_ASSISTANTTURN']._serialized_end=2070
-  _globals['_USERFOLLOWUP']._serialized_start=2072
-  _globals['_USERFOLLOWUP']._serialized_end=2132
-  _globals['_TOOLRESULT']._serialized_start=2135
-  _globals['_TOOLRESULT']._serialized_end=2269
-  _globals['_DEFERRAL']._serialized_start=2271
-  _globals['_DEFERRAL']._serialized_end=2369
-  _globals['_APPROVAL']._serialized_start=2371
-  _globals['_APPROVAL']._serialized_end=2479
-  _globals['_CLAIMNOTICE']._serialized_start=2481
-  _globals['_CLAIMNOTICE']._serialized_end=2556
-  _globals['_TERMINAL']._serialized_start=2558
-  _globals['_TERMINAL']._serialized_end=2632
-  _globals['_RECONFIGURE']._serialized_start=2634
-  _globals['_RECONFIGURE']._serialized_end=2720
-  _globals['_NOTE']._serialized_start=2722
-  _globals['_NOTE']._serialized_end=2761
+  _globals['_META']._serialized_end=1841
+  _globals['_META_LABELSENTRY']._serialized_start=1796
+  _globals['_META_LABELSENTRY']._serialized_end=1841
+  _globals['_FORKORIGIN']._serialized_start=1843
+  _globals['_FORKORIGIN']._serialized_end=1907
+  _globals['_USAGE']._serialized_start=1909
+  _globals['_USAGE']._serialized_end=2016
+  _globals['_ASSISTANTTURN']._serialized_start=2019
+  _globals['_ASSISTANTTURN']._serialized_end=2184
+  _globals['_USERFOLLOWUP']._serialized_start=2186
+  _globals['_USERFOLLOWUP']._serialized_end=2246
+  _globals['_TOOLRESULT']._serialized_start=2249
+  _globals['_TOOLRESULT']._serialized_end=2383
+  _globals['_DEFERRAL']._serialized_start=2385
+  _globals['_DEFERRAL']._serialized_end=2483
+  _globals['_APPROVAL']._serialized_start=2485
+  _globals['_APPROVAL']._serialized_end=2593
+  _globals['_CLAIMNOTICE']._serialized_start=2595
+  _globals['_CLAIMNOTICE']._serialized_end=2670
+  _globals['_TERMINAL']._serialized_start=2672
+  _globals['_TERMINAL']._serialized_end=2746
+  _globals['_RECONFIGURE']._serialized_start=2748
+  _globals['_RECONFIGURE']._serialized_end=2834
+  _globals['_NOTE']._serialized_start=2836
+  _globals['_NOTE']._serialized_end=2875
 # @@protoc_insertion_point(module_scope)

@@ -179,7 +179,7 @@ class Fingerprint(_message.Message):
     def __init__(self, provider: _Optional[str] = ..., model: _Optional[str] = ..., system_prompt_sha256: _Optional[str] = ..., thinking_mode: _Optional[str] = ..., tools_sha256: _Optional[str] = ..., max_tokens: _Optional[int] = ..., max_iterations: _Optional[int] = ...) -> None: ...
 
 class Meta(_message.Message):
-    __slots__ = ("format_version", "run_id", "created_at", "fingerprint", "prompt", "interactive", "labels", "task_id")
+    __slots__ = ("format_version", "run_id", "created_at", "fingerprint", "prompt", "interactive", "labels", "task_id", "forked_from")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -195,6 +195,7 @@ class Meta(_message.Message):
     INTERACTIVE_FIELD_NUMBER: _ClassVar[int]
     LABELS_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    FORKED_FROM_FIELD_NUMBER: _ClassVar[int]
     format_version: int
     run_id: str
     created_at: _timestamp_pb2.Timestamp
@@ -203,7 +204,18 @@ class Meta(_message.Message):
     interactive: bool
     labels: _containers.ScalarMap[str, str]
     task_id: str
-    def __init__(self, format_version: _Optional[int] = ..., run_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., fingerprint: _Optional[_Union[Fingerprint, _Mapping]] = ..., prompt: _Optional[_Iterable[_Union[ContentBlock, _Mapping]]] = ..., interactive: _Optional[bool] = ..., labels: _Optional[_Mapping[str, str]] = ..., task_id: _Optional[str] = ...) -> None: ...
+    forked_from: ForkOrigin
+    def __init__(self, format_version: _Optional[int] = ..., run_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., fingerprint: _Optional[_Union[Fingerprint, _Mapping]] = ..., prompt: _Optional[_Iterable[_Union[ContentBlock, _Mapping]]] = ..., interactive: _Optional[bool] = ..., labels: _Optional[_Mapping[str, str]] = ..., task_id: _Optional[str] = ..., forked_from: _Optional[_Union[ForkOrigin, _Mapping]] = ...) -> None: ...
+
+class ForkOrigin(_message.Message):
+    __slots__ = ("run_id", "seq", "prefix_sha256")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    PREFIX_SHA256_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    seq: int
+    prefix_sha256: str
+    def __init__(self, run_id: _Optional[str] = ..., seq: _Optional[int] = ..., prefix_sha256: _Optional[str] = ...) -> None: ...
 
 class Usage(_message.Message):
     __slots__ = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")

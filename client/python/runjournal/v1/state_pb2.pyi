@@ -175,7 +175,7 @@ class GateReport(_message.Message):
     def __init__(self, allowed: _Optional[bool] = ..., differences: _Optional[_Iterable[_Union[FieldDifference, _Mapping]]] = ..., forced: _Optional[bool] = ..., reconfigured: _Optional[bool] = ...) -> None: ...
 
 class RunSummary(_message.Message):
-    __slots__ = ("run_id", "status", "created_at", "labels", "task_id", "model", "last_seq", "terminal_message", "corruption", "waiting_calls")
+    __slots__ = ("run_id", "status", "created_at", "labels", "task_id", "model", "last_seq", "terminal_message", "corruption", "waiting_calls", "updated_at", "parent_run_id")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -193,6 +193,8 @@ class RunSummary(_message.Message):
     TERMINAL_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     CORRUPTION_FIELD_NUMBER: _ClassVar[int]
     WAITING_CALLS_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    PARENT_RUN_ID_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     status: RunStatus
     created_at: _timestamp_pb2.Timestamp
@@ -203,7 +205,9 @@ class RunSummary(_message.Message):
     terminal_message: str
     corruption: str
     waiting_calls: _containers.RepeatedCompositeFieldContainer[WaitingCall]
-    def __init__(self, run_id: _Optional[str] = ..., status: _Optional[_Union[RunStatus, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., task_id: _Optional[str] = ..., model: _Optional[str] = ..., last_seq: _Optional[int] = ..., terminal_message: _Optional[str] = ..., corruption: _Optional[str] = ..., waiting_calls: _Optional[_Iterable[_Union[WaitingCall, _Mapping]]] = ...) -> None: ...
+    updated_at: _timestamp_pb2.Timestamp
+    parent_run_id: str
+    def __init__(self, run_id: _Optional[str] = ..., status: _Optional[_Union[RunStatus, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., task_id: _Optional[str] = ..., model: _Optional[str] = ..., last_seq: _Optional[int] = ..., terminal_message: _Optional[str] = ..., corruption: _Optional[str] = ..., waiting_calls: _Optional[_Iterable[_Union[WaitingCall, _Mapping]]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., parent_run_id: _Optional[str] = ...) -> None: ...
 
 class WaitingCall(_message.Message):
     __slots__ = ("tool_use_id", "tool_name", "waiting_for", "deferral_seq", "reason", "expected_answerer")

@@ -55,6 +55,11 @@ class TaskServiceStub:
                 request_serializer=runjournal_dot_v1_dot_task__service__pb2.ListTasksRequest.SerializeToString,
                 response_deserializer=runjournal_dot_v1_dot_task__service__pb2.ListTasksResponse.FromString,
                 _registered_method=True)
+        self.DeleteTask = channel.unary_unary(
+                '/runjournal.v1.TaskService/DeleteTask',
+                request_serializer=runjournal_dot_v1_dot_task__service__pb2.DeleteTaskRequest.SerializeToString,
+                response_deserializer=runjournal_dot_v1_dot_task__service__pb2.DeleteTaskResponse.FromString,
+                _registered_method=True)
 
 
 class TaskServiceServicer:
@@ -104,6 +109,20 @@ class TaskServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DeleteTask(self, request, context):
+        """Deletes a task's request and outcome and keeps a tombstone, so the id is
+        never used again: a later SubmitTask, CompleteTask or GetTask of it is
+        TASK_DELETED. Deleting it again succeeds and changes nothing. With token
+        auth on it needs the `operator` scope. Runs that name the task are not
+        deleted with it.
+
+        Errors: INVALID_ARGUMENT, PERMISSION_DENIED, TASK_NOT_FOUND, STORAGE_FULL,
+        STORAGE_UNAVAILABLE.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TaskServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -126,6 +145,11 @@ def add_TaskServiceServicer_to_server(servicer, server):
                     servicer.ListTasks,
                     request_deserializer=runjournal_dot_v1_dot_task__service__pb2.ListTasksRequest.FromString,
                     response_serializer=runjournal_dot_v1_dot_task__service__pb2.ListTasksResponse.SerializeToString,
+            ),
+            'DeleteTask': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteTask,
+                    request_deserializer=runjournal_dot_v1_dot_task__service__pb2.DeleteTaskRequest.FromString,
+                    response_serializer=runjournal_dot_v1_dot_task__service__pb2.DeleteTaskResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -237,6 +261,33 @@ class TaskService:
             '/runjournal.v1.TaskService/ListTasks',
             runjournal_dot_v1_dot_task__service__pb2.ListTasksRequest.SerializeToString,
             runjournal_dot_v1_dot_task__service__pb2.ListTasksResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteTask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/runjournal.v1.TaskService/DeleteTask',
+            runjournal_dot_v1_dot_task__service__pb2.DeleteTaskRequest.SerializeToString,
+            runjournal_dot_v1_dot_task__service__pb2.DeleteTaskResponse.FromString,
             options,
             channel_credentials,
             insecure,
