@@ -16,6 +16,9 @@
 //                                           response; ask with `conversation_from`
 //   RUN_NOT_FOUND        NOT_FOUND          no journal for the run id
 //   RUN_EXISTS           ALREADY_EXISTS     a meta record for an existing run
+//   RUN_DELETED          NOT_FOUND          the run was deleted (DeleteRun or retention);
+//                                           its id is never used again
+//   LAST_SEQ_MISMATCH    FAILED_PRECONDITION DeleteRun's expected_last_seq is not the run's
 //   SEQ_GAP              FAILED_PRECONDITION seq > last_seq + 1
 //   SEQ_CONFLICT         ABORTED            a different record is stored at seq
 //   RUN_CLAIMED          FAILED_PRECONDITION the claim token is not the latest claim
@@ -45,6 +48,8 @@
 //   RESPONSE_TOO_LARGE   run_id, size, limit
 //   RUN_NOT_FOUND        run_id
 //   RUN_EXISTS           run_id, index?
+//   RUN_DELETED          run_id, last_seq (the run's last seq when it was deleted)
+//   LAST_SEQ_MISMATCH    run_id, last_seq, expected_last_seq
 //   SEQ_GAP              run_id, seq, last_seq, index?
 //   SEQ_CONFLICT         run_id, seq, last_seq, index?
 //   RUN_CLAIMED          run_id, claim_token, claimed_by (may be empty)
@@ -60,7 +65,7 @@
 //   STORAGE_UNAVAILABLE  run_id? or task_id?
 //   UNAUTHENTICATED      (none)
 //   PERMISSION_DENIED    principal (the token's name), run_id? or task_id?, scope?
-//   TASK_NOT_FOUND, TASK_CONFLICT, ALREADY_COMPLETED   task_id
+//   TASK_NOT_FOUND, TASK_CONFLICT, ALREADY_COMPLETED, TASK_DELETED   task_id
 //
 // `index` is set only by AppendBatch, on a refusal about one record of the
 // batch: its 0-based position in `AppendBatchRequest.records`.
@@ -69,8 +74,9 @@
 // and may fail UNAUTHENTICATED or PERMISSION_DENIED; ListRuns then lists only
 // the runs within the token's prefixes. Each token has scopes: `worker` for
 // Append, AppendBatch and Claim (and TaskService's SubmitTask and
-// CompleteTask), `operator` for Answer and Approve; either scope may Fold,
-// Read and list. A call without the scope it needs is PERMISSION_DENIED with
+// CompleteTask) and ForkRun, `operator` for Answer, Approve and DeleteRun (and
+// TaskService's DeleteTask); either scope may Fold, Read, Watch, WatchRuns
+// and list. A call without the scope it needs is PERMISSION_DENIED with
 // `scope` naming it. With auth on, Approve records the token's name as the
 // approver and Answer records it as the result's `answered_by`, so neither
 // can be written through Append (PERMISSION_DENIED).
@@ -86,6 +92,7 @@ package runjournalv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -934,7 +941,14 @@ type ListRunsRequest struct {
 	// without an answer, or a call awaiting a decision.
 	WaitingForPerson bool `protobuf:"varint,5,opt,name=waiting_for_person,json=waitingForPerson,proto3" json:"waiting_for_person,omitempty"`
 	// Only runs whose meta names this task; empty matches every run.
-	TaskId        string `protobuf:"bytes,6,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	TaskId string `protobuf:"bytes,6,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// Only runs forked from this run (meta.forked_from.run_id); empty matches
+	// every run.
+	ParentRunId string `protobuf:"bytes,7,opt,name=parent_run_id,json=parentRunId,proto3" json:"parent_run_id,omitempty"`
+	// Only stopped runs (a terminal record describes them) whose last record
+	// was stored before this time (RunSummary.updated_at): what retention and
+	// `runjournal gc` delete. Unset matches every run.
+	StoppedBefore *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=stopped_before,json=stoppedBefore,proto3" json:"stopped_before,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1009,6 +1023,20 @@ func (x *ListRunsRequest) GetTaskId() string {
 		return x.TaskId
 	}
 	return ""
+}
+
+func (x *ListRunsRequest) GetParentRunId() string {
+	if x != nil {
+		return x.ParentRunId
+	}
+	return ""
+}
+
+func (x *ListRunsRequest) GetStoppedBefore() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StoppedBefore
+	}
+	return nil
 }
 
 // Response of JournalService.ListRuns.
@@ -1190,11 +1218,681 @@ func (x *ReadResponse) GetSeq() int64 {
 	return 0
 }
 
+// Request of JournalService.Watch.
+type WatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The run id.
+	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// Send the records after this seq; 0 sends from the start.
+	AfterSeq      int64 `protobuf:"varint,2,opt,name=after_seq,json=afterSeq,proto3" json:"after_seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchRequest) Reset() {
+	*x = WatchRequest{}
+	mi := &file_runjournal_v1_journal_service_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchRequest) ProtoMessage() {}
+
+func (x *WatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_runjournal_v1_journal_service_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
+func (*WatchRequest) Descriptor() ([]byte, []int) {
+	return file_runjournal_v1_journal_service_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *WatchRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *WatchRequest) GetAfterSeq() int64 {
+	if x != nil {
+		return x.AfterSeq
+	}
+	return 0
+}
+
+// One item of JournalService.Watch.
+type WatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What the item is.
+	//
+	// Types that are valid to be assigned to Event:
+	//
+	//	*WatchResponse_Record
+	//	*WatchResponse_CaughtUp
+	Event         isWatchResponse_Event `protobuf_oneof:"event"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchResponse) Reset() {
+	*x = WatchResponse{}
+	mi := &file_runjournal_v1_journal_service_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchResponse) ProtoMessage() {}
+
+func (x *WatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_runjournal_v1_journal_service_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
+func (*WatchResponse) Descriptor() ([]byte, []int) {
+	return file_runjournal_v1_journal_service_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *WatchResponse) GetEvent() isWatchResponse_Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+func (x *WatchResponse) GetRecord() *ReadResponse {
+	if x != nil {
+		if x, ok := x.Event.(*WatchResponse_Record); ok {
+			return x.Record
+		}
+	}
+	return nil
+}
+
+func (x *WatchResponse) GetCaughtUp() *CaughtUp {
+	if x != nil {
+		if x, ok := x.Event.(*WatchResponse_CaughtUp); ok {
+			return x.CaughtUp
+		}
+	}
+	return nil
+}
+
+type isWatchResponse_Event interface {
+	isWatchResponse_Event()
+}
+
+type WatchResponse_Record struct {
+	// A stored record, as Read sends it.
+	Record *ReadResponse `protobuf:"bytes,1,opt,name=record,proto3,oneof"`
+}
+
+type WatchResponse_CaughtUp struct {
+	// Sent once, after the records stored when the watch began.
+	CaughtUp *CaughtUp `protobuf:"bytes,2,opt,name=caught_up,json=caughtUp,proto3,oneof"`
+}
+
+func (*WatchResponse_Record) isWatchResponse_Event() {}
+
+func (*WatchResponse_CaughtUp) isWatchResponse_Event() {}
+
+// The end of the stored part of a watch: live items follow.
+type CaughtUp struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Watch: the run's last seq when the stored part ended (every record up to
+	// it has been sent). WatchRuns: 0.
+	HeadSeq       int64 `protobuf:"varint,1,opt,name=head_seq,json=headSeq,proto3" json:"head_seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CaughtUp) Reset() {
+	*x = CaughtUp{}
+	mi := &file_runjournal_v1_journal_service_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CaughtUp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CaughtUp) ProtoMessage() {}
+
+func (x *CaughtUp) ProtoReflect() protoreflect.Message {
+	mi := &file_runjournal_v1_journal_service_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CaughtUp.ProtoReflect.Descriptor instead.
+func (*CaughtUp) Descriptor() ([]byte, []int) {
+	return file_runjournal_v1_journal_service_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *CaughtUp) GetHeadSeq() int64 {
+	if x != nil {
+		return x.HeadSeq
+	}
+	return 0
+}
+
+// Request of JournalService.WatchRuns. The filters are those of
+// ListRunsRequest.
+type WatchRunsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only runs with this status; unspecified matches every status.
+	Status RunStatus `protobuf:"varint,1,opt,name=status,proto3,enum=runjournal.v1.RunStatus" json:"status,omitempty"`
+	// Only runs whose labels include every one of these key/value pairs.
+	Labels map[string]string `protobuf:"bytes,2,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Only runs that wait for a person.
+	WaitingForPerson bool `protobuf:"varint,3,opt,name=waiting_for_person,json=waitingForPerson,proto3" json:"waiting_for_person,omitempty"`
+	// Only runs whose meta names this task.
+	TaskId string `protobuf:"bytes,4,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// Only runs forked from this run.
+	ParentRunId   string `protobuf:"bytes,5,opt,name=parent_run_id,json=parentRunId,proto3" json:"parent_run_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchRunsRequest) Reset() {
+	*x = WatchRunsRequest{}
+	mi := &file_runjournal_v1_journal_service_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchRunsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchRunsRequest) ProtoMessage() {}
+
+func (x *WatchRunsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_runjournal_v1_journal_service_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchRunsRequest.ProtoReflect.Descriptor instead.
+func (*WatchRunsRequest) Descriptor() ([]byte, []int) {
+	return file_runjournal_v1_journal_service_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *WatchRunsRequest) GetStatus() RunStatus {
+	if x != nil {
+		return x.Status
+	}
+	return RunStatus_RUN_STATUS_UNSPECIFIED
+}
+
+func (x *WatchRunsRequest) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+func (x *WatchRunsRequest) GetWaitingForPerson() bool {
+	if x != nil {
+		return x.WaitingForPerson
+	}
+	return false
+}
+
+func (x *WatchRunsRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *WatchRunsRequest) GetParentRunId() string {
+	if x != nil {
+		return x.ParentRunId
+	}
+	return ""
+}
+
+// One item of JournalService.WatchRuns.
+type WatchRunsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What the item is.
+	//
+	// Types that are valid to be assigned to Event:
+	//
+	//	*WatchRunsResponse_Run
+	//	*WatchRunsResponse_CaughtUp
+	//	*WatchRunsResponse_Left
+	Event         isWatchRunsResponse_Event `protobuf_oneof:"event"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchRunsResponse) Reset() {
+	*x = WatchRunsResponse{}
+	mi := &file_runjournal_v1_journal_service_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchRunsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchRunsResponse) ProtoMessage() {}
+
+func (x *WatchRunsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_runjournal_v1_journal_service_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchRunsResponse.ProtoReflect.Descriptor instead.
+func (*WatchRunsResponse) Descriptor() ([]byte, []int) {
+	return file_runjournal_v1_journal_service_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *WatchRunsResponse) GetEvent() isWatchRunsResponse_Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+func (x *WatchRunsResponse) GetRun() *RunSummary {
+	if x != nil {
+		if x, ok := x.Event.(*WatchRunsResponse_Run); ok {
+			return x.Run
+		}
+	}
+	return nil
+}
+
+func (x *WatchRunsResponse) GetCaughtUp() *CaughtUp {
+	if x != nil {
+		if x, ok := x.Event.(*WatchRunsResponse_CaughtUp); ok {
+			return x.CaughtUp
+		}
+	}
+	return nil
+}
+
+func (x *WatchRunsResponse) GetLeft() *RunLeft {
+	if x != nil {
+		if x, ok := x.Event.(*WatchRunsResponse_Left); ok {
+			return x.Left
+		}
+	}
+	return nil
+}
+
+type isWatchRunsResponse_Event interface {
+	isWatchRunsResponse_Event()
+}
+
+type WatchRunsResponse_Run struct {
+	// The summary of a matching run, as it is now.
+	Run *RunSummary `protobuf:"bytes,1,opt,name=run,proto3,oneof"`
+}
+
+type WatchRunsResponse_CaughtUp struct {
+	// Sent once, after the summaries of the runs that matched when the watch
+	// began.
+	CaughtUp *CaughtUp `protobuf:"bytes,2,opt,name=caught_up,json=caughtUp,proto3,oneof"`
+}
+
+type WatchRunsResponse_Left struct {
+	// A run sent before that no longer matches, or was deleted.
+	Left *RunLeft `protobuf:"bytes,3,opt,name=left,proto3,oneof"`
+}
+
+func (*WatchRunsResponse_Run) isWatchRunsResponse_Event() {}
+
+func (*WatchRunsResponse_CaughtUp) isWatchRunsResponse_Event() {}
+
+func (*WatchRunsResponse_Left) isWatchRunsResponse_Event() {}
+
+// A run that left a WatchRuns stream.
+type RunLeft struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The run id.
+	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// True when the run was deleted; false when it no longer matches.
+	Deleted       bool `protobuf:"varint,2,opt,name=deleted,proto3" json:"deleted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunLeft) Reset() {
+	*x = RunLeft{}
+	mi := &file_runjournal_v1_journal_service_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunLeft) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunLeft) ProtoMessage() {}
+
+func (x *RunLeft) ProtoReflect() protoreflect.Message {
+	mi := &file_runjournal_v1_journal_service_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunLeft.ProtoReflect.Descriptor instead.
+func (*RunLeft) Descriptor() ([]byte, []int) {
+	return file_runjournal_v1_journal_service_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *RunLeft) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *RunLeft) GetDeleted() bool {
+	if x != nil {
+		return x.Deleted
+	}
+	return false
+}
+
+// Request of JournalService.ForkRun.
+type ForkRunRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The source run.
+	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// The source's last record to copy (>= 1); 0 copies every record.
+	AtSeq int64 `protobuf:"varint,2,opt,name=at_seq,json=atSeq,proto3" json:"at_seq,omitempty"`
+	// The new run's id (same grammar as a run id); it must not exist.
+	NewRunId      string `protobuf:"bytes,3,opt,name=new_run_id,json=newRunId,proto3" json:"new_run_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForkRunRequest) Reset() {
+	*x = ForkRunRequest{}
+	mi := &file_runjournal_v1_journal_service_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForkRunRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForkRunRequest) ProtoMessage() {}
+
+func (x *ForkRunRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_runjournal_v1_journal_service_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForkRunRequest.ProtoReflect.Descriptor instead.
+func (*ForkRunRequest) Descriptor() ([]byte, []int) {
+	return file_runjournal_v1_journal_service_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ForkRunRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *ForkRunRequest) GetAtSeq() int64 {
+	if x != nil {
+		return x.AtSeq
+	}
+	return 0
+}
+
+func (x *ForkRunRequest) GetNewRunId() string {
+	if x != nil {
+		return x.NewRunId
+	}
+	return ""
+}
+
+// Response of JournalService.ForkRun.
+type ForkRunResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The new run's id.
+	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// The new run's last seq (the source's seq it was forked at).
+	LastSeq int64 `protobuf:"varint,2,opt,name=last_seq,json=lastSeq,proto3" json:"last_seq,omitempty"`
+	// Where it branched off, as its meta records it.
+	ForkedFrom    *ForkOrigin `protobuf:"bytes,3,opt,name=forked_from,json=forkedFrom,proto3" json:"forked_from,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForkRunResponse) Reset() {
+	*x = ForkRunResponse{}
+	mi := &file_runjournal_v1_journal_service_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForkRunResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForkRunResponse) ProtoMessage() {}
+
+func (x *ForkRunResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_runjournal_v1_journal_service_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForkRunResponse.ProtoReflect.Descriptor instead.
+func (*ForkRunResponse) Descriptor() ([]byte, []int) {
+	return file_runjournal_v1_journal_service_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ForkRunResponse) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *ForkRunResponse) GetLastSeq() int64 {
+	if x != nil {
+		return x.LastSeq
+	}
+	return 0
+}
+
+func (x *ForkRunResponse) GetForkedFrom() *ForkOrigin {
+	if x != nil {
+		return x.ForkedFrom
+	}
+	return nil
+}
+
+// Request of JournalService.DeleteRun.
+type DeleteRunRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The run id.
+	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// The run's last seq as the caller last saw it (>= 1).
+	ExpectedLastSeq int64 `protobuf:"varint,2,opt,name=expected_last_seq,json=expectedLastSeq,proto3" json:"expected_last_seq,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *DeleteRunRequest) Reset() {
+	*x = DeleteRunRequest{}
+	mi := &file_runjournal_v1_journal_service_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteRunRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteRunRequest) ProtoMessage() {}
+
+func (x *DeleteRunRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_runjournal_v1_journal_service_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteRunRequest.ProtoReflect.Descriptor instead.
+func (*DeleteRunRequest) Descriptor() ([]byte, []int) {
+	return file_runjournal_v1_journal_service_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *DeleteRunRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *DeleteRunRequest) GetExpectedLastSeq() int64 {
+	if x != nil {
+		return x.ExpectedLastSeq
+	}
+	return 0
+}
+
+// Response of JournalService.DeleteRun.
+type DeleteRunResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The run's last seq when it was deleted.
+	LastSeq int64 `protobuf:"varint,1,opt,name=last_seq,json=lastSeq,proto3" json:"last_seq,omitempty"`
+	// False when the run was already deleted (a retry): nothing changed.
+	Deleted       bool `protobuf:"varint,2,opt,name=deleted,proto3" json:"deleted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteRunResponse) Reset() {
+	*x = DeleteRunResponse{}
+	mi := &file_runjournal_v1_journal_service_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteRunResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteRunResponse) ProtoMessage() {}
+
+func (x *DeleteRunResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_runjournal_v1_journal_service_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteRunResponse.ProtoReflect.Descriptor instead.
+func (*DeleteRunResponse) Descriptor() ([]byte, []int) {
+	return file_runjournal_v1_journal_service_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *DeleteRunResponse) GetLastSeq() int64 {
+	if x != nil {
+		return x.LastSeq
+	}
+	return 0
+}
+
+func (x *DeleteRunResponse) GetDeleted() bool {
+	if x != nil {
+		return x.Deleted
+	}
+	return false
+}
+
 var File_runjournal_v1_journal_service_proto protoreflect.FileDescriptor
 
 const file_runjournal_v1_journal_service_proto_rawDesc = "" +
 	"\n" +
-	"#runjournal/v1/journal_service.proto\x12\rrunjournal.v1\x1a\x1brunjournal/v1/records.proto\x1a\x19runjournal/v1/state.proto\"}\n" +
+	"#runjournal/v1/journal_service.proto\x12\rrunjournal.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1brunjournal/v1/records.proto\x1a\x19runjournal/v1/state.proto\"}\n" +
 	"\rAppendRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1f\n" +
 	"\vclaim_token\x18\x02 \x01(\x03R\n" +
@@ -1251,7 +1949,7 @@ const file_runjournal_v1_journal_service_proto_rawDesc = "" +
 	"\bapprover\x18\x04 \x01(\tR\bapprover\x12\x16\n" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\"#\n" +
 	"\x0fApproveResponse\x12\x10\n" +
-	"\x03seq\x18\x01 \x01(\x03R\x03seq\"\xc5\x02\n" +
+	"\x03seq\x18\x01 \x01(\x03R\x03seq\"\xac\x03\n" +
 	"\x0fListRunsRequest\x12\x1b\n" +
 	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
@@ -1259,7 +1957,9 @@ const file_runjournal_v1_journal_service_proto_rawDesc = "" +
 	"\x06status\x18\x03 \x01(\x0e2\x18.runjournal.v1.RunStatusR\x06status\x12B\n" +
 	"\x06labels\x18\x04 \x03(\v2*.runjournal.v1.ListRunsRequest.LabelsEntryR\x06labels\x12,\n" +
 	"\x12waiting_for_person\x18\x05 \x01(\bR\x10waitingForPerson\x12\x17\n" +
-	"\atask_id\x18\x06 \x01(\tR\x06taskId\x1a9\n" +
+	"\atask_id\x18\x06 \x01(\tR\x06taskId\x12\"\n" +
+	"\rparent_run_id\x18\a \x01(\tR\vparentRunId\x12A\n" +
+	"\x0estopped_before\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\rstoppedBefore\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"i\n" +
@@ -1273,7 +1973,49 @@ const file_runjournal_v1_journal_service_proto_rawDesc = "" +
 	"\x06record\x18\x01 \x01(\v2\x1c.runjournal.v1.JournalRecordR\x06record\x12\x1f\n" +
 	"\vstored_line\x18\x02 \x01(\fR\n" +
 	"storedLine\x12\x10\n" +
-	"\x03seq\x18\x03 \x01(\x03R\x03seq2\xd3\x04\n" +
+	"\x03seq\x18\x03 \x01(\x03R\x03seq\"B\n" +
+	"\fWatchRequest\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1b\n" +
+	"\tafter_seq\x18\x02 \x01(\x03R\bafterSeq\"\x87\x01\n" +
+	"\rWatchResponse\x125\n" +
+	"\x06record\x18\x01 \x01(\v2\x1b.runjournal.v1.ReadResponseH\x00R\x06record\x126\n" +
+	"\tcaught_up\x18\x02 \x01(\v2\x17.runjournal.v1.CaughtUpH\x00R\bcaughtUpB\a\n" +
+	"\x05event\"%\n" +
+	"\bCaughtUp\x12\x19\n" +
+	"\bhead_seq\x18\x01 \x01(\x03R\aheadSeq\"\xaf\x02\n" +
+	"\x10WatchRunsRequest\x120\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x18.runjournal.v1.RunStatusR\x06status\x12C\n" +
+	"\x06labels\x18\x02 \x03(\v2+.runjournal.v1.WatchRunsRequest.LabelsEntryR\x06labels\x12,\n" +
+	"\x12waiting_for_person\x18\x03 \x01(\bR\x10waitingForPerson\x12\x17\n" +
+	"\atask_id\x18\x04 \x01(\tR\x06taskId\x12\"\n" +
+	"\rparent_run_id\x18\x05 \x01(\tR\vparentRunId\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb1\x01\n" +
+	"\x11WatchRunsResponse\x12-\n" +
+	"\x03run\x18\x01 \x01(\v2\x19.runjournal.v1.RunSummaryH\x00R\x03run\x126\n" +
+	"\tcaught_up\x18\x02 \x01(\v2\x17.runjournal.v1.CaughtUpH\x00R\bcaughtUp\x12,\n" +
+	"\x04left\x18\x03 \x01(\v2\x16.runjournal.v1.RunLeftH\x00R\x04leftB\a\n" +
+	"\x05event\":\n" +
+	"\aRunLeft\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x18\n" +
+	"\adeleted\x18\x02 \x01(\bR\adeleted\"\\\n" +
+	"\x0eForkRunRequest\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x15\n" +
+	"\x06at_seq\x18\x02 \x01(\x03R\x05atSeq\x12\x1c\n" +
+	"\n" +
+	"new_run_id\x18\x03 \x01(\tR\bnewRunId\"\x7f\n" +
+	"\x0fForkRunResponse\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x19\n" +
+	"\blast_seq\x18\x02 \x01(\x03R\alastSeq\x12:\n" +
+	"\vforked_from\x18\x03 \x01(\v2\x19.runjournal.v1.ForkOriginR\n" +
+	"forkedFrom\"U\n" +
+	"\x10DeleteRunRequest\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12*\n" +
+	"\x11expected_last_seq\x18\x02 \x01(\x03R\x0fexpectedLastSeq\"H\n" +
+	"\x11DeleteRunResponse\x12\x19\n" +
+	"\blast_seq\x18\x01 \x01(\x03R\alastSeq\x12\x18\n" +
+	"\adeleted\x18\x02 \x01(\bR\adeleted2\x85\a\n" +
 	"\x0eJournalService\x12E\n" +
 	"\x06Append\x12\x1c.runjournal.v1.AppendRequest\x1a\x1d.runjournal.v1.AppendResponse\x12T\n" +
 	"\vAppendBatch\x12!.runjournal.v1.AppendBatchRequest\x1a\".runjournal.v1.AppendBatchResponse\x12B\n" +
@@ -1282,7 +2024,11 @@ const file_runjournal_v1_journal_service_proto_rawDesc = "" +
 	"\x06Answer\x12\x1c.runjournal.v1.AnswerRequest\x1a\x1d.runjournal.v1.AnswerResponse\x12H\n" +
 	"\aApprove\x12\x1d.runjournal.v1.ApproveRequest\x1a\x1e.runjournal.v1.ApproveResponse\x12K\n" +
 	"\bListRuns\x12\x1e.runjournal.v1.ListRunsRequest\x1a\x1f.runjournal.v1.ListRunsResponse\x12A\n" +
-	"\x04Read\x12\x1a.runjournal.v1.ReadRequest\x1a\x1b.runjournal.v1.ReadResponse0\x01B\xb6\x01\n" +
+	"\x04Read\x12\x1a.runjournal.v1.ReadRequest\x1a\x1b.runjournal.v1.ReadResponse0\x01\x12D\n" +
+	"\x05Watch\x12\x1b.runjournal.v1.WatchRequest\x1a\x1c.runjournal.v1.WatchResponse0\x01\x12P\n" +
+	"\tWatchRuns\x12\x1f.runjournal.v1.WatchRunsRequest\x1a .runjournal.v1.WatchRunsResponse0\x01\x12H\n" +
+	"\aForkRun\x12\x1d.runjournal.v1.ForkRunRequest\x1a\x1e.runjournal.v1.ForkRunResponse\x12N\n" +
+	"\tDeleteRun\x12\x1f.runjournal.v1.DeleteRunRequest\x1a .runjournal.v1.DeleteRunResponseB\xb6\x01\n" +
 	"\x11com.runjournal.v1B\x13JournalServiceProtoP\x01Z7runjournal.dev/client/go/gen/runjournal/v1;runjournalv1\xa2\x02\x03RXX\xaa\x02\rRunjournal.V1\xca\x02\rRunjournal\\V1\xe2\x02\x19Runjournal\\V1\\GPBMetadata\xea\x02\x0eRunjournal::V1b\x06proto3"
 
 var (
@@ -1297,68 +2043,98 @@ func file_runjournal_v1_journal_service_proto_rawDescGZIP() []byte {
 	return file_runjournal_v1_journal_service_proto_rawDescData
 }
 
-var file_runjournal_v1_journal_service_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_runjournal_v1_journal_service_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_runjournal_v1_journal_service_proto_goTypes = []any{
-	(*AppendRequest)(nil),       // 0: runjournal.v1.AppendRequest
-	(*AppendResponse)(nil),      // 1: runjournal.v1.AppendResponse
-	(*AppendBatchRequest)(nil),  // 2: runjournal.v1.AppendBatchRequest
-	(*AppendBatchResponse)(nil), // 3: runjournal.v1.AppendBatchResponse
-	(*ClaimRequest)(nil),        // 4: runjournal.v1.ClaimRequest
-	(*ClaimResponse)(nil),       // 5: runjournal.v1.ClaimResponse
-	(*FoldRequest)(nil),         // 6: runjournal.v1.FoldRequest
-	(*FoldResponse)(nil),        // 7: runjournal.v1.FoldResponse
-	(*AnswerRequest)(nil),       // 8: runjournal.v1.AnswerRequest
-	(*AnswerResponse)(nil),      // 9: runjournal.v1.AnswerResponse
-	(*ApproveRequest)(nil),      // 10: runjournal.v1.ApproveRequest
-	(*ApproveResponse)(nil),     // 11: runjournal.v1.ApproveResponse
-	(*ListRunsRequest)(nil),     // 12: runjournal.v1.ListRunsRequest
-	(*ListRunsResponse)(nil),    // 13: runjournal.v1.ListRunsResponse
-	(*ReadRequest)(nil),         // 14: runjournal.v1.ReadRequest
-	(*ReadResponse)(nil),        // 15: runjournal.v1.ReadResponse
-	nil,                         // 16: runjournal.v1.ListRunsRequest.LabelsEntry
-	(*JournalRecord)(nil),       // 17: runjournal.v1.JournalRecord
-	(*Fingerprint)(nil),         // 18: runjournal.v1.Fingerprint
-	(*RunState)(nil),            // 19: runjournal.v1.RunState
-	(*GateReport)(nil),          // 20: runjournal.v1.GateReport
-	(*ContentBlock)(nil),        // 21: runjournal.v1.ContentBlock
-	(Decision)(0),               // 22: runjournal.v1.Decision
-	(RunStatus)(0),              // 23: runjournal.v1.RunStatus
-	(*RunSummary)(nil),          // 24: runjournal.v1.RunSummary
+	(*AppendRequest)(nil),         // 0: runjournal.v1.AppendRequest
+	(*AppendResponse)(nil),        // 1: runjournal.v1.AppendResponse
+	(*AppendBatchRequest)(nil),    // 2: runjournal.v1.AppendBatchRequest
+	(*AppendBatchResponse)(nil),   // 3: runjournal.v1.AppendBatchResponse
+	(*ClaimRequest)(nil),          // 4: runjournal.v1.ClaimRequest
+	(*ClaimResponse)(nil),         // 5: runjournal.v1.ClaimResponse
+	(*FoldRequest)(nil),           // 6: runjournal.v1.FoldRequest
+	(*FoldResponse)(nil),          // 7: runjournal.v1.FoldResponse
+	(*AnswerRequest)(nil),         // 8: runjournal.v1.AnswerRequest
+	(*AnswerResponse)(nil),        // 9: runjournal.v1.AnswerResponse
+	(*ApproveRequest)(nil),        // 10: runjournal.v1.ApproveRequest
+	(*ApproveResponse)(nil),       // 11: runjournal.v1.ApproveResponse
+	(*ListRunsRequest)(nil),       // 12: runjournal.v1.ListRunsRequest
+	(*ListRunsResponse)(nil),      // 13: runjournal.v1.ListRunsResponse
+	(*ReadRequest)(nil),           // 14: runjournal.v1.ReadRequest
+	(*ReadResponse)(nil),          // 15: runjournal.v1.ReadResponse
+	(*WatchRequest)(nil),          // 16: runjournal.v1.WatchRequest
+	(*WatchResponse)(nil),         // 17: runjournal.v1.WatchResponse
+	(*CaughtUp)(nil),              // 18: runjournal.v1.CaughtUp
+	(*WatchRunsRequest)(nil),      // 19: runjournal.v1.WatchRunsRequest
+	(*WatchRunsResponse)(nil),     // 20: runjournal.v1.WatchRunsResponse
+	(*RunLeft)(nil),               // 21: runjournal.v1.RunLeft
+	(*ForkRunRequest)(nil),        // 22: runjournal.v1.ForkRunRequest
+	(*ForkRunResponse)(nil),       // 23: runjournal.v1.ForkRunResponse
+	(*DeleteRunRequest)(nil),      // 24: runjournal.v1.DeleteRunRequest
+	(*DeleteRunResponse)(nil),     // 25: runjournal.v1.DeleteRunResponse
+	nil,                           // 26: runjournal.v1.ListRunsRequest.LabelsEntry
+	nil,                           // 27: runjournal.v1.WatchRunsRequest.LabelsEntry
+	(*JournalRecord)(nil),         // 28: runjournal.v1.JournalRecord
+	(*Fingerprint)(nil),           // 29: runjournal.v1.Fingerprint
+	(*RunState)(nil),              // 30: runjournal.v1.RunState
+	(*GateReport)(nil),            // 31: runjournal.v1.GateReport
+	(*ContentBlock)(nil),          // 32: runjournal.v1.ContentBlock
+	(Decision)(0),                 // 33: runjournal.v1.Decision
+	(RunStatus)(0),                // 34: runjournal.v1.RunStatus
+	(*timestamppb.Timestamp)(nil), // 35: google.protobuf.Timestamp
+	(*RunSummary)(nil),            // 36: runjournal.v1.RunSummary
+	(*ForkOrigin)(nil),            // 37: runjournal.v1.ForkOrigin
 }
 var file_runjournal_v1_journal_service_proto_depIdxs = []int32{
-	17, // 0: runjournal.v1.AppendRequest.record:type_name -> runjournal.v1.JournalRecord
-	17, // 1: runjournal.v1.AppendBatchRequest.records:type_name -> runjournal.v1.JournalRecord
-	18, // 2: runjournal.v1.ClaimRequest.fingerprint:type_name -> runjournal.v1.Fingerprint
-	19, // 3: runjournal.v1.ClaimResponse.state:type_name -> runjournal.v1.RunState
-	20, // 4: runjournal.v1.ClaimResponse.gate:type_name -> runjournal.v1.GateReport
-	19, // 5: runjournal.v1.FoldResponse.state:type_name -> runjournal.v1.RunState
-	21, // 6: runjournal.v1.AnswerRequest.content:type_name -> runjournal.v1.ContentBlock
-	22, // 7: runjournal.v1.ApproveRequest.decision:type_name -> runjournal.v1.Decision
-	23, // 8: runjournal.v1.ListRunsRequest.status:type_name -> runjournal.v1.RunStatus
-	16, // 9: runjournal.v1.ListRunsRequest.labels:type_name -> runjournal.v1.ListRunsRequest.LabelsEntry
-	24, // 10: runjournal.v1.ListRunsResponse.runs:type_name -> runjournal.v1.RunSummary
-	17, // 11: runjournal.v1.ReadResponse.record:type_name -> runjournal.v1.JournalRecord
-	0,  // 12: runjournal.v1.JournalService.Append:input_type -> runjournal.v1.AppendRequest
-	2,  // 13: runjournal.v1.JournalService.AppendBatch:input_type -> runjournal.v1.AppendBatchRequest
-	4,  // 14: runjournal.v1.JournalService.Claim:input_type -> runjournal.v1.ClaimRequest
-	6,  // 15: runjournal.v1.JournalService.Fold:input_type -> runjournal.v1.FoldRequest
-	8,  // 16: runjournal.v1.JournalService.Answer:input_type -> runjournal.v1.AnswerRequest
-	10, // 17: runjournal.v1.JournalService.Approve:input_type -> runjournal.v1.ApproveRequest
-	12, // 18: runjournal.v1.JournalService.ListRuns:input_type -> runjournal.v1.ListRunsRequest
-	14, // 19: runjournal.v1.JournalService.Read:input_type -> runjournal.v1.ReadRequest
-	1,  // 20: runjournal.v1.JournalService.Append:output_type -> runjournal.v1.AppendResponse
-	3,  // 21: runjournal.v1.JournalService.AppendBatch:output_type -> runjournal.v1.AppendBatchResponse
-	5,  // 22: runjournal.v1.JournalService.Claim:output_type -> runjournal.v1.ClaimResponse
-	7,  // 23: runjournal.v1.JournalService.Fold:output_type -> runjournal.v1.FoldResponse
-	9,  // 24: runjournal.v1.JournalService.Answer:output_type -> runjournal.v1.AnswerResponse
-	11, // 25: runjournal.v1.JournalService.Approve:output_type -> runjournal.v1.ApproveResponse
-	13, // 26: runjournal.v1.JournalService.ListRuns:output_type -> runjournal.v1.ListRunsResponse
-	15, // 27: runjournal.v1.JournalService.Read:output_type -> runjournal.v1.ReadResponse
-	20, // [20:28] is the sub-list for method output_type
-	12, // [12:20] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	28, // 0: runjournal.v1.AppendRequest.record:type_name -> runjournal.v1.JournalRecord
+	28, // 1: runjournal.v1.AppendBatchRequest.records:type_name -> runjournal.v1.JournalRecord
+	29, // 2: runjournal.v1.ClaimRequest.fingerprint:type_name -> runjournal.v1.Fingerprint
+	30, // 3: runjournal.v1.ClaimResponse.state:type_name -> runjournal.v1.RunState
+	31, // 4: runjournal.v1.ClaimResponse.gate:type_name -> runjournal.v1.GateReport
+	30, // 5: runjournal.v1.FoldResponse.state:type_name -> runjournal.v1.RunState
+	32, // 6: runjournal.v1.AnswerRequest.content:type_name -> runjournal.v1.ContentBlock
+	33, // 7: runjournal.v1.ApproveRequest.decision:type_name -> runjournal.v1.Decision
+	34, // 8: runjournal.v1.ListRunsRequest.status:type_name -> runjournal.v1.RunStatus
+	26, // 9: runjournal.v1.ListRunsRequest.labels:type_name -> runjournal.v1.ListRunsRequest.LabelsEntry
+	35, // 10: runjournal.v1.ListRunsRequest.stopped_before:type_name -> google.protobuf.Timestamp
+	36, // 11: runjournal.v1.ListRunsResponse.runs:type_name -> runjournal.v1.RunSummary
+	28, // 12: runjournal.v1.ReadResponse.record:type_name -> runjournal.v1.JournalRecord
+	15, // 13: runjournal.v1.WatchResponse.record:type_name -> runjournal.v1.ReadResponse
+	18, // 14: runjournal.v1.WatchResponse.caught_up:type_name -> runjournal.v1.CaughtUp
+	34, // 15: runjournal.v1.WatchRunsRequest.status:type_name -> runjournal.v1.RunStatus
+	27, // 16: runjournal.v1.WatchRunsRequest.labels:type_name -> runjournal.v1.WatchRunsRequest.LabelsEntry
+	36, // 17: runjournal.v1.WatchRunsResponse.run:type_name -> runjournal.v1.RunSummary
+	18, // 18: runjournal.v1.WatchRunsResponse.caught_up:type_name -> runjournal.v1.CaughtUp
+	21, // 19: runjournal.v1.WatchRunsResponse.left:type_name -> runjournal.v1.RunLeft
+	37, // 20: runjournal.v1.ForkRunResponse.forked_from:type_name -> runjournal.v1.ForkOrigin
+	0,  // 21: runjournal.v1.JournalService.Append:input_type -> runjournal.v1.AppendRequest
+	2,  // 22: runjournal.v1.JournalService.AppendBatch:input_type -> runjournal.v1.AppendBatchRequest
+	4,  // 23: runjournal.v1.JournalService.Claim:input_type -> runjournal.v1.ClaimRequest
+	6,  // 24: runjournal.v1.JournalService.Fold:input_type -> runjournal.v1.FoldRequest
+	8,  // 25: runjournal.v1.JournalService.Answer:input_type -> runjournal.v1.AnswerRequest
+	10, // 26: runjournal.v1.JournalService.Approve:input_type -> runjournal.v1.ApproveRequest
+	12, // 27: runjournal.v1.JournalService.ListRuns:input_type -> runjournal.v1.ListRunsRequest
+	14, // 28: runjournal.v1.JournalService.Read:input_type -> runjournal.v1.ReadRequest
+	16, // 29: runjournal.v1.JournalService.Watch:input_type -> runjournal.v1.WatchRequest
+	19, // 30: runjournal.v1.JournalService.WatchRuns:input_type -> runjournal.v1.WatchRunsRequest
+	22, // 31: runjournal.v1.JournalService.ForkRun:input_type -> runjournal.v1.ForkRunRequest
+	24, // 32: runjournal.v1.JournalService.DeleteRun:input_type -> runjournal.v1.DeleteRunRequest
+	1,  // 33: runjournal.v1.JournalService.Append:output_type -> runjournal.v1.AppendResponse
+	3,  // 34: runjournal.v1.JournalService.AppendBatch:output_type -> runjournal.v1.AppendBatchResponse
+	5,  // 35: runjournal.v1.JournalService.Claim:output_type -> runjournal.v1.ClaimResponse
+	7,  // 36: runjournal.v1.JournalService.Fold:output_type -> runjournal.v1.FoldResponse
+	9,  // 37: runjournal.v1.JournalService.Answer:output_type -> runjournal.v1.AnswerResponse
+	11, // 38: runjournal.v1.JournalService.Approve:output_type -> runjournal.v1.ApproveResponse
+	13, // 39: runjournal.v1.JournalService.ListRuns:output_type -> runjournal.v1.ListRunsResponse
+	15, // 40: runjournal.v1.JournalService.Read:output_type -> runjournal.v1.ReadResponse
+	17, // 41: runjournal.v1.JournalService.Watch:output_type -> runjournal.v1.WatchResponse
+	20, // 42: runjournal.v1.JournalService.WatchRuns:output_type -> runjournal.v1.WatchRunsResponse
+	23, // 43: runjournal.v1.JournalService.ForkRun:output_type -> runjournal.v1.ForkRunResponse
+	25, // 44: runjournal.v1.JournalService.DeleteRun:output_type -> runjournal.v1.DeleteRunResponse
+	33, // [33:45] is the sub-list for method output_type
+	21, // [21:33] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_runjournal_v1_journal_service_proto_init() }
@@ -1368,13 +2144,22 @@ func file_runjournal_v1_journal_service_proto_init() {
 	}
 	file_runjournal_v1_records_proto_init()
 	file_runjournal_v1_state_proto_init()
+	file_runjournal_v1_journal_service_proto_msgTypes[17].OneofWrappers = []any{
+		(*WatchResponse_Record)(nil),
+		(*WatchResponse_CaughtUp)(nil),
+	}
+	file_runjournal_v1_journal_service_proto_msgTypes[20].OneofWrappers = []any{
+		(*WatchRunsResponse_Run)(nil),
+		(*WatchRunsResponse_CaughtUp)(nil),
+		(*WatchRunsResponse_Left)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_runjournal_v1_journal_service_proto_rawDesc), len(file_runjournal_v1_journal_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   17,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -16,6 +16,9 @@
 //                                           response; ask with `conversation_from`
 //   RUN_NOT_FOUND        NOT_FOUND          no journal for the run id
 //   RUN_EXISTS           ALREADY_EXISTS     a meta record for an existing run
+//   RUN_DELETED          NOT_FOUND          the run was deleted (DeleteRun or retention);
+//                                           its id is never used again
+//   LAST_SEQ_MISMATCH    FAILED_PRECONDITION DeleteRun's expected_last_seq is not the run's
 //   SEQ_GAP              FAILED_PRECONDITION seq > last_seq + 1
 //   SEQ_CONFLICT         ABORTED            a different record is stored at seq
 //   RUN_CLAIMED          FAILED_PRECONDITION the claim token is not the latest claim
@@ -45,6 +48,8 @@
 //   RESPONSE_TOO_LARGE   run_id, size, limit
 //   RUN_NOT_FOUND        run_id
 //   RUN_EXISTS           run_id, index?
+//   RUN_DELETED          run_id, last_seq (the run's last seq when it was deleted)
+//   LAST_SEQ_MISMATCH    run_id, last_seq, expected_last_seq
 //   SEQ_GAP              run_id, seq, last_seq, index?
 //   SEQ_CONFLICT         run_id, seq, last_seq, index?
 //   RUN_CLAIMED          run_id, claim_token, claimed_by (may be empty)
@@ -60,7 +65,7 @@
 //   STORAGE_UNAVAILABLE  run_id? or task_id?
 //   UNAUTHENTICATED      (none)
 //   PERMISSION_DENIED    principal (the token's name), run_id? or task_id?, scope?
-//   TASK_NOT_FOUND, TASK_CONFLICT, ALREADY_COMPLETED   task_id
+//   TASK_NOT_FOUND, TASK_CONFLICT, ALREADY_COMPLETED, TASK_DELETED   task_id
 //
 // `index` is set only by AppendBatch, on a refusal about one record of the
 // batch: its 0-based position in `AppendBatchRequest.records`.
@@ -69,8 +74,9 @@
 // and may fail UNAUTHENTICATED or PERMISSION_DENIED; ListRuns then lists only
 // the runs within the token's prefixes. Each token has scopes: `worker` for
 // Append, AppendBatch and Claim (and TaskService's SubmitTask and
-// CompleteTask), `operator` for Answer and Approve; either scope may Fold,
-// Read and list. A call without the scope it needs is PERMISSION_DENIED with
+// CompleteTask) and ForkRun, `operator` for Answer, Approve and DeleteRun (and
+// TaskService's DeleteTask); either scope may Fold, Read, Watch, WatchRuns
+// and list. A call without the scope it needs is PERMISSION_DENIED with
 // `scope` naming it. With auth on, Approve records the token's name as the
 // approver and Answer records it as the result's `answered_by`, so neither
 // can be written through Append (PERMISSION_DENIED).
@@ -104,6 +110,10 @@ const (
 	JournalService_Approve_FullMethodName     = "/runjournal.v1.JournalService/Approve"
 	JournalService_ListRuns_FullMethodName    = "/runjournal.v1.JournalService/ListRuns"
 	JournalService_Read_FullMethodName        = "/runjournal.v1.JournalService/Read"
+	JournalService_Watch_FullMethodName       = "/runjournal.v1.JournalService/Watch"
+	JournalService_WatchRuns_FullMethodName   = "/runjournal.v1.JournalService/WatchRuns"
+	JournalService_ForkRun_FullMethodName     = "/runjournal.v1.JournalService/ForkRun"
+	JournalService_DeleteRun_FullMethodName   = "/runjournal.v1.JournalService/DeleteRun"
 )
 
 // JournalServiceClient is the client API for JournalService service.
@@ -203,6 +213,53 @@ type JournalServiceClient interface {
 	// Only acknowledged records are sent. Errors: INVALID_ARGUMENT,
 	// RUN_NOT_FOUND, CORRUPT_JOURNAL (nothing is sent for a damaged journal).
 	Read(ctx context.Context, in *ReadRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ReadResponse], error)
+	// Follows a run: sends its stored records after `after_seq` in seq order,
+	// then one `caught_up` item with the head seq at that moment, then each
+	// record as it is acknowledged, in order, with no gap and no duplicate,
+	// until the client cancels. Records written through another server replica
+	// (JetStream) are sent too. A slow reader is held by gRPC flow control and
+	// read again from the store when it catches up; the server buffers nothing
+	// for it beyond one item. After a transport failure a client watches again
+	// with `after_seq` = the last `seq` it received.
+	//
+	// Errors: INVALID_ARGUMENT, RUN_NOT_FOUND, RUN_DELETED (also ends a stream
+	// when the run is deleted while watched), CORRUPT_JOURNAL,
+	// STORAGE_UNAVAILABLE.
+	Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchResponse], error)
+	// Follows the listing: sends the summary of every run that matches the
+	// filters (as ListRuns, newest first), then one `caught_up` item, then a
+	// summary each time a matching run changes (created, status, waiting for a
+	// person, claimed, or any other record) until the client cancels. A run
+	// that stops matching, or is deleted, is sent once as `left`. A slow
+	// reader may get coalesced summaries of a run (the newest wins), never a
+	// stale one. With token auth on, only runs within the token's prefixes.
+	//
+	// Errors: INVALID_ARGUMENT (a bad filter).
+	WatchRuns(ctx context.Context, in *WatchRunsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchRunsResponse], error)
+	// Branches a run: creates `new_run_id` whose meta is the source's with its
+	// own run id, a new `created_at`, no task, and `forked_from` naming the
+	// source, its seq and the hash of its prefix; its records 2..at_seq are the
+	// source's stored bytes. The source is unchanged. A pending batch survives
+	// (a person can answer the fork differently). Claims copied from the source
+	// do not reach the fork: its claim token is 1 (the forker's) until a claim
+	// is written in the fork itself. Created atomically: all of it or nothing.
+	//
+	// Errors: INVALID_ARGUMENT (`at_seq` beyond the source's last seq),
+	// RUN_NOT_FOUND, RUN_DELETED, RUN_EXISTS (for `new_run_id`), RUN_LOCKED,
+	// CORRUPT_JOURNAL, STORAGE_FULL, STORAGE_UNAVAILABLE.
+	ForkRun(ctx context.Context, in *ForkRunRequest, opts ...grpc.CallOption) (*ForkRunResponse, error)
+	// Deletes a run: its journal is removed from the store (file: unlinked,
+	// the directory fsynced; JetStream: every message erased) and a tombstone
+	// kept, so the run id is never used again: a later Append, Claim, Fold,
+	// Read or Watch of it is RUN_DELETED, even a stale retry of its meta.
+	// Refused unless `expected_last_seq` is the run's last seq, so nothing
+	// appended after the caller looked is deleted unseen. Watchers of the run
+	// are ended with RUN_DELETED. With token auth on it needs the `operator`
+	// scope. Deleting a deleted run again answers its tombstone (idempotent).
+	//
+	// Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND,
+	// LAST_SEQ_MISMATCH, RUN_LOCKED, STORAGE_FULL, STORAGE_UNAVAILABLE.
+	DeleteRun(ctx context.Context, in *DeleteRunRequest, opts ...grpc.CallOption) (*DeleteRunResponse, error)
 }
 
 type journalServiceClient struct {
@@ -302,6 +359,64 @@ func (c *journalServiceClient) Read(ctx context.Context, in *ReadRequest, opts .
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type JournalService_ReadClient = grpc.ServerStreamingClient[ReadResponse]
 
+func (c *journalServiceClient) Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &JournalService_ServiceDesc.Streams[1], JournalService_Watch_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WatchRequest, WatchResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type JournalService_WatchClient = grpc.ServerStreamingClient[WatchResponse]
+
+func (c *journalServiceClient) WatchRuns(ctx context.Context, in *WatchRunsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchRunsResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &JournalService_ServiceDesc.Streams[2], JournalService_WatchRuns_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WatchRunsRequest, WatchRunsResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type JournalService_WatchRunsClient = grpc.ServerStreamingClient[WatchRunsResponse]
+
+func (c *journalServiceClient) ForkRun(ctx context.Context, in *ForkRunRequest, opts ...grpc.CallOption) (*ForkRunResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ForkRunResponse)
+	err := c.cc.Invoke(ctx, JournalService_ForkRun_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *journalServiceClient) DeleteRun(ctx context.Context, in *DeleteRunRequest, opts ...grpc.CallOption) (*DeleteRunResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteRunResponse)
+	err := c.cc.Invoke(ctx, JournalService_DeleteRun_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // JournalServiceServer is the server API for JournalService service.
 // All implementations must embed UnimplementedJournalServiceServer
 // for forward compatibility.
@@ -399,6 +514,53 @@ type JournalServiceServer interface {
 	// Only acknowledged records are sent. Errors: INVALID_ARGUMENT,
 	// RUN_NOT_FOUND, CORRUPT_JOURNAL (nothing is sent for a damaged journal).
 	Read(*ReadRequest, grpc.ServerStreamingServer[ReadResponse]) error
+	// Follows a run: sends its stored records after `after_seq` in seq order,
+	// then one `caught_up` item with the head seq at that moment, then each
+	// record as it is acknowledged, in order, with no gap and no duplicate,
+	// until the client cancels. Records written through another server replica
+	// (JetStream) are sent too. A slow reader is held by gRPC flow control and
+	// read again from the store when it catches up; the server buffers nothing
+	// for it beyond one item. After a transport failure a client watches again
+	// with `after_seq` = the last `seq` it received.
+	//
+	// Errors: INVALID_ARGUMENT, RUN_NOT_FOUND, RUN_DELETED (also ends a stream
+	// when the run is deleted while watched), CORRUPT_JOURNAL,
+	// STORAGE_UNAVAILABLE.
+	Watch(*WatchRequest, grpc.ServerStreamingServer[WatchResponse]) error
+	// Follows the listing: sends the summary of every run that matches the
+	// filters (as ListRuns, newest first), then one `caught_up` item, then a
+	// summary each time a matching run changes (created, status, waiting for a
+	// person, claimed, or any other record) until the client cancels. A run
+	// that stops matching, or is deleted, is sent once as `left`. A slow
+	// reader may get coalesced summaries of a run (the newest wins), never a
+	// stale one. With token auth on, only runs within the token's prefixes.
+	//
+	// Errors: INVALID_ARGUMENT (a bad filter).
+	WatchRuns(*WatchRunsRequest, grpc.ServerStreamingServer[WatchRunsResponse]) error
+	// Branches a run: creates `new_run_id` whose meta is the source's with its
+	// own run id, a new `created_at`, no task, and `forked_from` naming the
+	// source, its seq and the hash of its prefix; its records 2..at_seq are the
+	// source's stored bytes. The source is unchanged. A pending batch survives
+	// (a person can answer the fork differently). Claims copied from the source
+	// do not reach the fork: its claim token is 1 (the forker's) until a claim
+	// is written in the fork itself. Created atomically: all of it or nothing.
+	//
+	// Errors: INVALID_ARGUMENT (`at_seq` beyond the source's last seq),
+	// RUN_NOT_FOUND, RUN_DELETED, RUN_EXISTS (for `new_run_id`), RUN_LOCKED,
+	// CORRUPT_JOURNAL, STORAGE_FULL, STORAGE_UNAVAILABLE.
+	ForkRun(context.Context, *ForkRunRequest) (*ForkRunResponse, error)
+	// Deletes a run: its journal is removed from the store (file: unlinked,
+	// the directory fsynced; JetStream: every message erased) and a tombstone
+	// kept, so the run id is never used again: a later Append, Claim, Fold,
+	// Read or Watch of it is RUN_DELETED, even a stale retry of its meta.
+	// Refused unless `expected_last_seq` is the run's last seq, so nothing
+	// appended after the caller looked is deleted unseen. Watchers of the run
+	// are ended with RUN_DELETED. With token auth on it needs the `operator`
+	// scope. Deleting a deleted run again answers its tombstone (idempotent).
+	//
+	// Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND,
+	// LAST_SEQ_MISMATCH, RUN_LOCKED, STORAGE_FULL, STORAGE_UNAVAILABLE.
+	DeleteRun(context.Context, *DeleteRunRequest) (*DeleteRunResponse, error)
 	mustEmbedUnimplementedJournalServiceServer()
 }
 
@@ -432,6 +594,18 @@ func (UnimplementedJournalServiceServer) ListRuns(context.Context, *ListRunsRequ
 }
 func (UnimplementedJournalServiceServer) Read(*ReadRequest, grpc.ServerStreamingServer[ReadResponse]) error {
 	return status.Error(codes.Unimplemented, "method Read not implemented")
+}
+func (UnimplementedJournalServiceServer) Watch(*WatchRequest, grpc.ServerStreamingServer[WatchResponse]) error {
+	return status.Error(codes.Unimplemented, "method Watch not implemented")
+}
+func (UnimplementedJournalServiceServer) WatchRuns(*WatchRunsRequest, grpc.ServerStreamingServer[WatchRunsResponse]) error {
+	return status.Error(codes.Unimplemented, "method WatchRuns not implemented")
+}
+func (UnimplementedJournalServiceServer) ForkRun(context.Context, *ForkRunRequest) (*ForkRunResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ForkRun not implemented")
+}
+func (UnimplementedJournalServiceServer) DeleteRun(context.Context, *DeleteRunRequest) (*DeleteRunResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteRun not implemented")
 }
 func (UnimplementedJournalServiceServer) mustEmbedUnimplementedJournalServiceServer() {}
 func (UnimplementedJournalServiceServer) testEmbeddedByValue()                        {}
@@ -591,6 +765,64 @@ func _JournalService_Read_Handler(srv interface{}, stream grpc.ServerStream) err
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type JournalService_ReadServer = grpc.ServerStreamingServer[ReadResponse]
 
+func _JournalService_Watch_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(JournalServiceServer).Watch(m, &grpc.GenericServerStream[WatchRequest, WatchResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type JournalService_WatchServer = grpc.ServerStreamingServer[WatchResponse]
+
+func _JournalService_WatchRuns_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchRunsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(JournalServiceServer).WatchRuns(m, &grpc.GenericServerStream[WatchRunsRequest, WatchRunsResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type JournalService_WatchRunsServer = grpc.ServerStreamingServer[WatchRunsResponse]
+
+func _JournalService_ForkRun_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ForkRunRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JournalServiceServer).ForkRun(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JournalService_ForkRun_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JournalServiceServer).ForkRun(ctx, req.(*ForkRunRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JournalService_DeleteRun_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteRunRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JournalServiceServer).DeleteRun(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JournalService_DeleteRun_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JournalServiceServer).DeleteRun(ctx, req.(*DeleteRunRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // JournalService_ServiceDesc is the grpc.ServiceDesc for JournalService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -626,11 +858,29 @@ var JournalService_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "ListRuns",
 			Handler:    _JournalService_ListRuns_Handler,
 		},
+		{
+			MethodName: "ForkRun",
+			Handler:    _JournalService_ForkRun_Handler,
+		},
+		{
+			MethodName: "DeleteRun",
+			Handler:    _JournalService_DeleteRun_Handler,
+		},
 	},
 	Streams: []grpc.StreamDesc{
 		{
 			StreamName:    "Read",
 			Handler:       _JournalService_Read_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "Watch",
+			Handler:       _JournalService_Watch_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "WatchRuns",
+			Handler:       _JournalService_WatchRuns_Handler,
 			ServerStreams: true,
 		},
 	},

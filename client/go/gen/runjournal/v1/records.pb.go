@@ -1160,7 +1160,10 @@ type Meta struct {
 	Labels map[string]string `protobuf:"bytes,7,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// The task this run serves, if any (same grammar as a run id); empty when
 	// none.
-	TaskId        string `protobuf:"bytes,8,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	TaskId string `protobuf:"bytes,8,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// Set only on a run made by JournalService.ForkRun: where it branched off.
+	// Only the server writes it: an appended meta carrying it is INVALID_RECORD.
+	ForkedFrom    *ForkOrigin `protobuf:"bytes,9,opt,name=forked_from,json=forkedFrom,proto3" json:"forked_from,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1251,6 +1254,81 @@ func (x *Meta) GetTaskId() string {
 	return ""
 }
 
+func (x *Meta) GetForkedFrom() *ForkOrigin {
+	if x != nil {
+		return x.ForkedFrom
+	}
+	return nil
+}
+
+// Where a forked run branched off its source run.
+type ForkOrigin struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The source run's id.
+	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// The seq of the source's last record the fork copied (records 2..seq are
+	// the source's stored bytes, unchanged). An int32, as every number in a
+	// record payload is (a plain JSON integer in the canonical line).
+	Seq int32 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	// The lower-case hex SHA-256 of the source's stored lines 1..seq, each
+	// followed by a newline: proof of which prefix the fork copied, even after
+	// the source is deleted.
+	PrefixSha256  string `protobuf:"bytes,3,opt,name=prefix_sha256,json=prefixSha256,proto3" json:"prefix_sha256,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForkOrigin) Reset() {
+	*x = ForkOrigin{}
+	mi := &file_runjournal_v1_records_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForkOrigin) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForkOrigin) ProtoMessage() {}
+
+func (x *ForkOrigin) ProtoReflect() protoreflect.Message {
+	mi := &file_runjournal_v1_records_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForkOrigin.ProtoReflect.Descriptor instead.
+func (*ForkOrigin) Descriptor() ([]byte, []int) {
+	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ForkOrigin) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *ForkOrigin) GetSeq() int32 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *ForkOrigin) GetPrefixSha256() string {
+	if x != nil {
+		return x.PrefixSha256
+	}
+	return ""
+}
+
 // Token usage of one model call. Absent fields fold as zero.
 type Usage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1268,7 +1346,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_runjournal_v1_records_proto_msgTypes[10]
+	mi := &file_runjournal_v1_records_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1280,7 +1358,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_runjournal_v1_records_proto_msgTypes[10]
+	mi := &file_runjournal_v1_records_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1293,7 +1371,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{10}
+	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Usage) GetInputTokens() int32 {
@@ -1343,7 +1421,7 @@ type AssistantTurn struct {
 
 func (x *AssistantTurn) Reset() {
 	*x = AssistantTurn{}
-	mi := &file_runjournal_v1_records_proto_msgTypes[11]
+	mi := &file_runjournal_v1_records_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1355,7 +1433,7 @@ func (x *AssistantTurn) String() string {
 func (*AssistantTurn) ProtoMessage() {}
 
 func (x *AssistantTurn) ProtoReflect() protoreflect.Message {
-	mi := &file_runjournal_v1_records_proto_msgTypes[11]
+	mi := &file_runjournal_v1_records_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1368,7 +1446,7 @@ func (x *AssistantTurn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssistantTurn.ProtoReflect.Descriptor instead.
 func (*AssistantTurn) Descriptor() ([]byte, []int) {
-	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{11}
+	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *AssistantTurn) GetIteration() int32 {
@@ -1411,7 +1489,7 @@ type UserFollowUp struct {
 
 func (x *UserFollowUp) Reset() {
 	*x = UserFollowUp{}
-	mi := &file_runjournal_v1_records_proto_msgTypes[12]
+	mi := &file_runjournal_v1_records_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1423,7 +1501,7 @@ func (x *UserFollowUp) String() string {
 func (*UserFollowUp) ProtoMessage() {}
 
 func (x *UserFollowUp) ProtoReflect() protoreflect.Message {
-	mi := &file_runjournal_v1_records_proto_msgTypes[12]
+	mi := &file_runjournal_v1_records_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1436,7 +1514,7 @@ func (x *UserFollowUp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UserFollowUp.ProtoReflect.Descriptor instead.
 func (*UserFollowUp) Descriptor() ([]byte, []int) {
-	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{12}
+	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *UserFollowUp) GetContent() []*ContentBlock {
@@ -1472,7 +1550,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_runjournal_v1_records_proto_msgTypes[13]
+	mi := &file_runjournal_v1_records_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1484,7 +1562,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_runjournal_v1_records_proto_msgTypes[13]
+	mi := &file_runjournal_v1_records_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1497,7 +1575,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{13}
+	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ToolResult) GetToolUseId() string {
@@ -1556,7 +1634,7 @@ type Deferral struct {
 
 func (x *Deferral) Reset() {
 	*x = Deferral{}
-	mi := &file_runjournal_v1_records_proto_msgTypes[14]
+	mi := &file_runjournal_v1_records_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1568,7 +1646,7 @@ func (x *Deferral) String() string {
 func (*Deferral) ProtoMessage() {}
 
 func (x *Deferral) ProtoReflect() protoreflect.Message {
-	mi := &file_runjournal_v1_records_proto_msgTypes[14]
+	mi := &file_runjournal_v1_records_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1581,7 +1659,7 @@ func (x *Deferral) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Deferral.ProtoReflect.Descriptor instead.
 func (*Deferral) Descriptor() ([]byte, []int) {
-	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{14}
+	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Deferral) GetToolUseId() string {
@@ -1633,7 +1711,7 @@ type Approval struct {
 
 func (x *Approval) Reset() {
 	*x = Approval{}
-	mi := &file_runjournal_v1_records_proto_msgTypes[15]
+	mi := &file_runjournal_v1_records_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1645,7 +1723,7 @@ func (x *Approval) String() string {
 func (*Approval) ProtoMessage() {}
 
 func (x *Approval) ProtoReflect() protoreflect.Message {
-	mi := &file_runjournal_v1_records_proto_msgTypes[15]
+	mi := &file_runjournal_v1_records_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1658,7 +1736,7 @@ func (x *Approval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Approval.ProtoReflect.Descriptor instead.
 func (*Approval) Descriptor() ([]byte, []int) {
-	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{15}
+	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Approval) GetToolUseId() string {
@@ -1707,7 +1785,7 @@ type ClaimNotice struct {
 
 func (x *ClaimNotice) Reset() {
 	*x = ClaimNotice{}
-	mi := &file_runjournal_v1_records_proto_msgTypes[16]
+	mi := &file_runjournal_v1_records_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1719,7 +1797,7 @@ func (x *ClaimNotice) String() string {
 func (*ClaimNotice) ProtoMessage() {}
 
 func (x *ClaimNotice) ProtoReflect() protoreflect.Message {
-	mi := &file_runjournal_v1_records_proto_msgTypes[16]
+	mi := &file_runjournal_v1_records_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1732,7 +1810,7 @@ func (x *ClaimNotice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClaimNotice.ProtoReflect.Descriptor instead.
 func (*ClaimNotice) Descriptor() ([]byte, []int) {
-	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{16}
+	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ClaimNotice) GetWorkerId() string {
@@ -1777,7 +1855,7 @@ type Terminal struct {
 
 func (x *Terminal) Reset() {
 	*x = Terminal{}
-	mi := &file_runjournal_v1_records_proto_msgTypes[17]
+	mi := &file_runjournal_v1_records_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1789,7 +1867,7 @@ func (x *Terminal) String() string {
 func (*Terminal) ProtoMessage() {}
 
 func (x *Terminal) ProtoReflect() protoreflect.Message {
-	mi := &file_runjournal_v1_records_proto_msgTypes[17]
+	mi := &file_runjournal_v1_records_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1802,7 +1880,7 @@ func (x *Terminal) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Terminal.ProtoReflect.Descriptor instead.
 func (*Terminal) Descriptor() ([]byte, []int) {
-	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{17}
+	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Terminal) GetReason() TerminalReason {
@@ -1839,7 +1917,7 @@ type Reconfigure struct {
 
 func (x *Reconfigure) Reset() {
 	*x = Reconfigure{}
-	mi := &file_runjournal_v1_records_proto_msgTypes[18]
+	mi := &file_runjournal_v1_records_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1851,7 +1929,7 @@ func (x *Reconfigure) String() string {
 func (*Reconfigure) ProtoMessage() {}
 
 func (x *Reconfigure) ProtoReflect() protoreflect.Message {
-	mi := &file_runjournal_v1_records_proto_msgTypes[18]
+	mi := &file_runjournal_v1_records_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1864,7 +1942,7 @@ func (x *Reconfigure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reconfigure.ProtoReflect.Descriptor instead.
 func (*Reconfigure) Descriptor() ([]byte, []int) {
-	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{18}
+	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Reconfigure) GetFingerprint() *Fingerprint {
@@ -1895,7 +1973,7 @@ type Note struct {
 
 func (x *Note) Reset() {
 	*x = Note{}
-	mi := &file_runjournal_v1_records_proto_msgTypes[19]
+	mi := &file_runjournal_v1_records_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1907,7 +1985,7 @@ func (x *Note) String() string {
 func (*Note) ProtoMessage() {}
 
 func (x *Note) ProtoReflect() protoreflect.Message {
-	mi := &file_runjournal_v1_records_proto_msgTypes[19]
+	mi := &file_runjournal_v1_records_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1920,7 +1998,7 @@ func (x *Note) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Note.ProtoReflect.Descriptor instead.
 func (*Note) Descriptor() ([]byte, []int) {
-	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{19}
+	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Note) GetText() string {
@@ -1997,7 +2075,7 @@ const file_runjournal_v1_records_proto_rawDesc = "" +
 	"\ftools_sha256\x18\x05 \x01(\tR\vtoolsSha256\x12\x1d\n" +
 	"\n" +
 	"max_tokens\x18\x06 \x01(\x05R\tmaxTokens\x12%\n" +
-	"\x0emax_iterations\x18\a \x01(\x05R\rmaxIterations\"\xa1\x03\n" +
+	"\x0emax_iterations\x18\a \x01(\x05R\rmaxIterations\"\xdd\x03\n" +
 	"\x04Meta\x12%\n" +
 	"\x0eformat_version\x18\x01 \x01(\x05R\rformatVersion\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x129\n" +
@@ -2007,10 +2085,17 @@ const file_runjournal_v1_records_proto_rawDesc = "" +
 	"\x06prompt\x18\x05 \x03(\v2\x1b.runjournal.v1.ContentBlockR\x06prompt\x12 \n" +
 	"\vinteractive\x18\x06 \x01(\bR\vinteractive\x127\n" +
 	"\x06labels\x18\a \x03(\v2\x1f.runjournal.v1.Meta.LabelsEntryR\x06labels\x12\x17\n" +
-	"\atask_id\x18\b \x01(\tR\x06taskId\x1a9\n" +
+	"\atask_id\x18\b \x01(\tR\x06taskId\x12:\n" +
+	"\vforked_from\x18\t \x01(\v2\x19.runjournal.v1.ForkOriginR\n" +
+	"forkedFrom\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa9\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"Z\n" +
+	"\n" +
+	"ForkOrigin\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x10\n" +
+	"\x03seq\x18\x02 \x01(\x05R\x03seq\x12#\n" +
+	"\rprefix_sha256\x18\x03 \x01(\tR\fprefixSha256\"\xa9\x01\n" +
 	"\x05Usage\x12!\n" +
 	"\finput_tokens\x18\x01 \x01(\x05R\vinputTokens\x12#\n" +
 	"\routput_tokens\x18\x02 \x01(\x05R\foutputTokens\x12*\n" +
@@ -2096,7 +2181,7 @@ func file_runjournal_v1_records_proto_rawDescGZIP() []byte {
 }
 
 var file_runjournal_v1_records_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_runjournal_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_runjournal_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_runjournal_v1_records_proto_goTypes = []any{
 	(Role)(0),                     // 0: runjournal.v1.Role
 	(StopReason)(0),               // 1: runjournal.v1.StopReason
@@ -2112,30 +2197,31 @@ var file_runjournal_v1_records_proto_goTypes = []any{
 	(*OpaqueBlock)(nil),           // 11: runjournal.v1.OpaqueBlock
 	(*Fingerprint)(nil),           // 12: runjournal.v1.Fingerprint
 	(*Meta)(nil),                  // 13: runjournal.v1.Meta
-	(*Usage)(nil),                 // 14: runjournal.v1.Usage
-	(*AssistantTurn)(nil),         // 15: runjournal.v1.AssistantTurn
-	(*UserFollowUp)(nil),          // 16: runjournal.v1.UserFollowUp
-	(*ToolResult)(nil),            // 17: runjournal.v1.ToolResult
-	(*Deferral)(nil),              // 18: runjournal.v1.Deferral
-	(*Approval)(nil),              // 19: runjournal.v1.Approval
-	(*ClaimNotice)(nil),           // 20: runjournal.v1.ClaimNotice
-	(*Terminal)(nil),              // 21: runjournal.v1.Terminal
-	(*Reconfigure)(nil),           // 22: runjournal.v1.Reconfigure
-	(*Note)(nil),                  // 23: runjournal.v1.Note
-	nil,                           // 24: runjournal.v1.Meta.LabelsEntry
-	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
+	(*ForkOrigin)(nil),            // 14: runjournal.v1.ForkOrigin
+	(*Usage)(nil),                 // 15: runjournal.v1.Usage
+	(*AssistantTurn)(nil),         // 16: runjournal.v1.AssistantTurn
+	(*UserFollowUp)(nil),          // 17: runjournal.v1.UserFollowUp
+	(*ToolResult)(nil),            // 18: runjournal.v1.ToolResult
+	(*Deferral)(nil),              // 19: runjournal.v1.Deferral
+	(*Approval)(nil),              // 20: runjournal.v1.Approval
+	(*ClaimNotice)(nil),           // 21: runjournal.v1.ClaimNotice
+	(*Terminal)(nil),              // 22: runjournal.v1.Terminal
+	(*Reconfigure)(nil),           // 23: runjournal.v1.Reconfigure
+	(*Note)(nil),                  // 24: runjournal.v1.Note
+	nil,                           // 25: runjournal.v1.Meta.LabelsEntry
+	(*timestamppb.Timestamp)(nil), // 26: google.protobuf.Timestamp
 }
 var file_runjournal_v1_records_proto_depIdxs = []int32{
 	13, // 0: runjournal.v1.JournalRecord.meta:type_name -> runjournal.v1.Meta
-	15, // 1: runjournal.v1.JournalRecord.assistant:type_name -> runjournal.v1.AssistantTurn
-	16, // 2: runjournal.v1.JournalRecord.user:type_name -> runjournal.v1.UserFollowUp
-	17, // 3: runjournal.v1.JournalRecord.tool_result:type_name -> runjournal.v1.ToolResult
-	18, // 4: runjournal.v1.JournalRecord.deferral:type_name -> runjournal.v1.Deferral
-	19, // 5: runjournal.v1.JournalRecord.approval:type_name -> runjournal.v1.Approval
-	20, // 6: runjournal.v1.JournalRecord.claim:type_name -> runjournal.v1.ClaimNotice
-	21, // 7: runjournal.v1.JournalRecord.terminal:type_name -> runjournal.v1.Terminal
-	22, // 8: runjournal.v1.JournalRecord.reconfigure:type_name -> runjournal.v1.Reconfigure
-	23, // 9: runjournal.v1.JournalRecord.note:type_name -> runjournal.v1.Note
+	16, // 1: runjournal.v1.JournalRecord.assistant:type_name -> runjournal.v1.AssistantTurn
+	17, // 2: runjournal.v1.JournalRecord.user:type_name -> runjournal.v1.UserFollowUp
+	18, // 3: runjournal.v1.JournalRecord.tool_result:type_name -> runjournal.v1.ToolResult
+	19, // 4: runjournal.v1.JournalRecord.deferral:type_name -> runjournal.v1.Deferral
+	20, // 5: runjournal.v1.JournalRecord.approval:type_name -> runjournal.v1.Approval
+	21, // 6: runjournal.v1.JournalRecord.claim:type_name -> runjournal.v1.ClaimNotice
+	22, // 7: runjournal.v1.JournalRecord.terminal:type_name -> runjournal.v1.Terminal
+	23, // 8: runjournal.v1.JournalRecord.reconfigure:type_name -> runjournal.v1.Reconfigure
+	24, // 9: runjournal.v1.JournalRecord.note:type_name -> runjournal.v1.Note
 	0,  // 10: runjournal.v1.ConversationMessage.role:type_name -> runjournal.v1.Role
 	6,  // 11: runjournal.v1.ConversationMessage.content:type_name -> runjournal.v1.ContentBlock
 	7,  // 12: runjournal.v1.ContentBlock.text:type_name -> runjournal.v1.TextBlock
@@ -2144,23 +2230,24 @@ var file_runjournal_v1_records_proto_depIdxs = []int32{
 	10, // 15: runjournal.v1.ContentBlock.tool_result:type_name -> runjournal.v1.ToolResultBlock
 	11, // 16: runjournal.v1.ContentBlock.opaque:type_name -> runjournal.v1.OpaqueBlock
 	6,  // 17: runjournal.v1.ToolResultBlock.content:type_name -> runjournal.v1.ContentBlock
-	25, // 18: runjournal.v1.Meta.created_at:type_name -> google.protobuf.Timestamp
+	26, // 18: runjournal.v1.Meta.created_at:type_name -> google.protobuf.Timestamp
 	12, // 19: runjournal.v1.Meta.fingerprint:type_name -> runjournal.v1.Fingerprint
 	6,  // 20: runjournal.v1.Meta.prompt:type_name -> runjournal.v1.ContentBlock
-	24, // 21: runjournal.v1.Meta.labels:type_name -> runjournal.v1.Meta.LabelsEntry
-	6,  // 22: runjournal.v1.AssistantTurn.content:type_name -> runjournal.v1.ContentBlock
-	1,  // 23: runjournal.v1.AssistantTurn.stop_reason:type_name -> runjournal.v1.StopReason
-	14, // 24: runjournal.v1.AssistantTurn.usage:type_name -> runjournal.v1.Usage
-	6,  // 25: runjournal.v1.UserFollowUp.content:type_name -> runjournal.v1.ContentBlock
-	6,  // 26: runjournal.v1.ToolResult.content:type_name -> runjournal.v1.ContentBlock
-	2,  // 27: runjournal.v1.Approval.decision:type_name -> runjournal.v1.Decision
-	3,  // 28: runjournal.v1.Terminal.reason:type_name -> runjournal.v1.TerminalReason
-	12, // 29: runjournal.v1.Reconfigure.fingerprint:type_name -> runjournal.v1.Fingerprint
-	30, // [30:30] is the sub-list for method output_type
-	30, // [30:30] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	25, // 21: runjournal.v1.Meta.labels:type_name -> runjournal.v1.Meta.LabelsEntry
+	14, // 22: runjournal.v1.Meta.forked_from:type_name -> runjournal.v1.ForkOrigin
+	6,  // 23: runjournal.v1.AssistantTurn.content:type_name -> runjournal.v1.ContentBlock
+	1,  // 24: runjournal.v1.AssistantTurn.stop_reason:type_name -> runjournal.v1.StopReason
+	15, // 25: runjournal.v1.AssistantTurn.usage:type_name -> runjournal.v1.Usage
+	6,  // 26: runjournal.v1.UserFollowUp.content:type_name -> runjournal.v1.ContentBlock
+	6,  // 27: runjournal.v1.ToolResult.content:type_name -> runjournal.v1.ContentBlock
+	2,  // 28: runjournal.v1.Approval.decision:type_name -> runjournal.v1.Decision
+	3,  // 29: runjournal.v1.Terminal.reason:type_name -> runjournal.v1.TerminalReason
+	12, // 30: runjournal.v1.Reconfigure.fingerprint:type_name -> runjournal.v1.Fingerprint
+	31, // [31:31] is the sub-list for method output_type
+	31, // [31:31] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_runjournal_v1_records_proto_init() }
@@ -2193,7 +2280,7 @@ func file_runjournal_v1_records_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_runjournal_v1_records_proto_rawDesc), len(file_runjournal_v1_records_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   21,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -914,7 +914,14 @@ type RunSummary struct {
 	// The calls of the trailing turn that wait for a person (the human inbox):
 	// deferred calls without an answer, and calls awaiting a decision. Derived
 	// from the journal's tail, from the last assistant record on.
-	WaitingCalls  []*WaitingCall `protobuf:"bytes,10,rep,name=waiting_calls,json=waitingCalls,proto3" json:"waiting_calls,omitempty"`
+	WaitingCalls []*WaitingCall `protobuf:"bytes,10,rep,name=waiting_calls,json=waitingCalls,proto3" json:"waiting_calls,omitempty"`
+	// When the run's last record was stored, by the store's clock (file: the
+	// journal's modification time; JetStream: the last message's timestamp).
+	// For a waiting run, how long it has waited; for a stopped run, the age
+	// retention compares. Unset for a corrupt or unavailable run.
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// The source run's id for a forked run (meta.forked_from), else empty.
+	ParentRunId   string `protobuf:"bytes,12,opt,name=parent_run_id,json=parentRunId,proto3" json:"parent_run_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1017,6 +1024,20 @@ func (x *RunSummary) GetWaitingCalls() []*WaitingCall {
 		return x.WaitingCalls
 	}
 	return nil
+}
+
+func (x *RunSummary) GetUpdatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return nil
+}
+
+func (x *RunSummary) GetParentRunId() string {
+	if x != nil {
+		return x.ParentRunId
+	}
+	return ""
 }
 
 // A tool call that waits for a person.
@@ -1175,7 +1196,7 @@ const file_runjournal_v1_state_proto_rawDesc = "" +
 	"\aallowed\x18\x01 \x01(\bR\aallowed\x12@\n" +
 	"\vdifferences\x18\x02 \x03(\v2\x1e.runjournal.v1.FieldDifferenceR\vdifferences\x12\x16\n" +
 	"\x06forced\x18\x03 \x01(\bR\x06forced\x12\"\n" +
-	"\freconfigured\x18\x04 \x01(\bR\freconfigured\"\xe0\x03\n" +
+	"\freconfigured\x18\x04 \x01(\bR\freconfigured\"\xbf\x04\n" +
 	"\n" +
 	"RunSummary\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x120\n" +
@@ -1191,7 +1212,10 @@ const file_runjournal_v1_state_proto_rawDesc = "" +
 	"corruption\x18\t \x01(\tR\n" +
 	"corruption\x12?\n" +
 	"\rwaiting_calls\x18\n" +
-	" \x03(\v2\x1a.runjournal.v1.WaitingCallR\fwaitingCalls\x1a9\n" +
+	" \x03(\v2\x1a.runjournal.v1.WaitingCallR\fwaitingCalls\x129\n" +
+	"\n" +
+	"updated_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\"\n" +
+	"\rparent_run_id\x18\f \x01(\tR\vparentRunId\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xee\x01\n" +
@@ -1290,12 +1314,13 @@ var file_runjournal_v1_state_proto_depIdxs = []int32{
 	22, // 18: runjournal.v1.RunSummary.created_at:type_name -> google.protobuf.Timestamp
 	11, // 19: runjournal.v1.RunSummary.labels:type_name -> runjournal.v1.RunSummary.LabelsEntry
 	10, // 20: runjournal.v1.RunSummary.waiting_calls:type_name -> runjournal.v1.WaitingCall
-	2,  // 21: runjournal.v1.WaitingCall.waiting_for:type_name -> runjournal.v1.WaitingFor
-	22, // [22:22] is the sub-list for method output_type
-	22, // [22:22] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	22, // 21: runjournal.v1.RunSummary.updated_at:type_name -> google.protobuf.Timestamp
+	2,  // 22: runjournal.v1.WaitingCall.waiting_for:type_name -> runjournal.v1.WaitingFor
+	23, // [23:23] is the sub-list for method output_type
+	23, // [23:23] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_runjournal_v1_state_proto_init() }

@@ -16,6 +16,9 @@
 //                                           response; ask with `conversation_from`
 //   RUN_NOT_FOUND        NOT_FOUND          no journal for the run id
 //   RUN_EXISTS           ALREADY_EXISTS     a meta record for an existing run
+//   RUN_DELETED          NOT_FOUND          the run was deleted (DeleteRun or retention);
+//                                           its id is never used again
+//   LAST_SEQ_MISMATCH    FAILED_PRECONDITION DeleteRun's expected_last_seq is not the run's
 //   SEQ_GAP              FAILED_PRECONDITION seq > last_seq + 1
 //   SEQ_CONFLICT         ABORTED            a different record is stored at seq
 //   RUN_CLAIMED          FAILED_PRECONDITION the claim token is not the latest claim
@@ -45,6 +48,8 @@
 //   RESPONSE_TOO_LARGE   run_id, size, limit
 //   RUN_NOT_FOUND        run_id
 //   RUN_EXISTS           run_id, index?
+//   RUN_DELETED          run_id, last_seq (the run's last seq when it was deleted)
+//   LAST_SEQ_MISMATCH    run_id, last_seq, expected_last_seq
 //   SEQ_GAP              run_id, seq, last_seq, index?
 //   SEQ_CONFLICT         run_id, seq, last_seq, index?
 //   RUN_CLAIMED          run_id, claim_token, claimed_by (may be empty)
@@ -60,7 +65,7 @@
 //   STORAGE_UNAVAILABLE  run_id? or task_id?
 //   UNAUTHENTICATED      (none)
 //   PERMISSION_DENIED    principal (the token's name), run_id? or task_id?, scope?
-//   TASK_NOT_FOUND, TASK_CONFLICT, ALREADY_COMPLETED   task_id
+//   TASK_NOT_FOUND, TASK_CONFLICT, ALREADY_COMPLETED, TASK_DELETED   task_id
 //
 // `index` is set only by AppendBatch, on a refusal about one record of the
 // batch: its 0-based position in `AppendBatchRequest.records`.
@@ -69,8 +74,9 @@
 // and may fail UNAUTHENTICATED or PERMISSION_DENIED; ListRuns then lists only
 // the runs within the token's prefixes. Each token has scopes: `worker` for
 // Append, AppendBatch and Claim (and TaskService's SubmitTask and
-// CompleteTask), `operator` for Answer and Approve; either scope may Fold,
-// Read and list. A call without the scope it needs is PERMISSION_DENIED with
+// CompleteTask) and ForkRun, `operator` for Answer, Approve and DeleteRun (and
+// TaskService's DeleteTask); either scope may Fold, Read, Watch, WatchRuns
+// and list. A call without the scope it needs is PERMISSION_DENIED with
 // `scope` naming it. With auth on, Approve records the token's name as the
 // approver and Answer records it as the result's `answered_by`, so neither
 // can be written through Append (PERMISSION_DENIED).
@@ -81,7 +87,9 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { ContentBlock, Decision, Fingerprint, JournalRecord } from "./records_pb.js";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { ContentBlock, Decision, Fingerprint, ForkOrigin, JournalRecord } from "./records_pb.js";
 import { file_runjournal_v1_records } from "./records_pb.js";
 import type { GateReport, RunState, RunStatus, RunSummary } from "./state_pb.js";
 import { file_runjournal_v1_state } from "./state_pb.js";
@@ -91,7 +99,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file runjournal/v1/journal_service.proto.
  */
 export const file_runjournal_v1_journal_service: GenFile = /*@__PURE__*/
-  fileDesc("CiNydW5qb3VybmFsL3YxL2pvdXJuYWxfc2VydmljZS5wcm90bxINcnVuam91cm5hbC52MSJiCg1BcHBlbmRSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRITCgtjbGFpbV90b2tlbhgCIAEoAxIsCgZyZWNvcmQYAyABKAsyHC5ydW5qb3VybmFsLnYxLkpvdXJuYWxSZWNvcmQiQgoOQXBwZW5kUmVzcG9uc2USCwoDc2VxGAEgASgDEhEKCWR1cGxpY2F0ZRgCIAEoCBIQCghsYXN0X3NlcRgDIAEoAyJoChJBcHBlbmRCYXRjaFJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhMKC2NsYWltX3Rva2VuGAIgASgDEi0KB3JlY29yZHMYAyADKAsyHC5ydW5qb3VybmFsLnYxLkpvdXJuYWxSZWNvcmQiTgoTQXBwZW5kQmF0Y2hSZXNwb25zZRIRCglmaXJzdF9zZXEYASABKAMSEgoKZHVwbGljYXRlcxgCIAEoBRIQCghsYXN0X3NlcRgDIAEoAyK3AQoMQ2xhaW1SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIRCgl3b3JrZXJfaWQYAiABKAkSDAoEaG9zdBgDIAEoCRILCgNwaWQYBCABKAUSDgoGcmVhc29uGAUgASgJEi8KC2ZpbmdlcnByaW50GAYgASgLMhoucnVuam91cm5hbC52MS5GaW5nZXJwcmludBINCgVmb3JjZRgHIAEoCBIZChFjb252ZXJzYXRpb25fZnJvbRgIIAEoBSKgAQoNQ2xhaW1SZXNwb25zZRITCgtjbGFpbV90b2tlbhgBIAEoAxIQCghsYXN0X3NlcRgCIAEoAxImCgVzdGF0ZRgDIAEoCzIXLnJ1bmpvdXJuYWwudjEuUnVuU3RhdGUSJwoEZ2F0ZRgEIAEoCzIZLnJ1bmpvdXJuYWwudjEuR2F0ZVJlcG9ydBIXCg9yZXN1bWVfcmVtaW5kZXIYBSABKAkiSwoLRm9sZFJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhEKCWFzX29mX3NlcRgCIAEoAxIZChFjb252ZXJzYXRpb25fZnJvbRgDIAEoBSI2CgxGb2xkUmVzcG9uc2USJgoFc3RhdGUYASABKAsyFy5ydW5qb3VybmFsLnYxLlJ1blN0YXRlInQKDUFuc3dlclJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhMKC3Rvb2xfdXNlX2lkGAIgASgJEiwKB2NvbnRlbnQYAyADKAsyGy5ydW5qb3VybmFsLnYxLkNvbnRlbnRCbG9jaxIQCghpc19lcnJvchgEIAEoCCIdCg5BbnN3ZXJSZXNwb25zZRILCgNzZXEYASABKAMiggEKDkFwcHJvdmVSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRITCgt0b29sX3VzZV9pZBgCIAEoCRIpCghkZWNpc2lvbhgDIAEoDjIXLnJ1bmpvdXJuYWwudjEuRGVjaXNpb24SEAoIYXBwcm92ZXIYBCABKAkSDgoGcmVhc29uGAUgASgJIh4KD0FwcHJvdmVSZXNwb25zZRILCgNzZXEYASABKAMi+gEKD0xpc3RSdW5zUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUSEgoKcGFnZV90b2tlbhgCIAEoCRIoCgZzdGF0dXMYAyABKA4yGC5ydW5qb3VybmFsLnYxLlJ1blN0YXR1cxI6CgZsYWJlbHMYBCADKAsyKi5ydW5qb3VybmFsLnYxLkxpc3RSdW5zUmVxdWVzdC5MYWJlbHNFbnRyeRIaChJ3YWl0aW5nX2Zvcl9wZXJzb24YBSABKAgSDwoHdGFza19pZBgGIAEoCRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIlQKEExpc3RSdW5zUmVzcG9uc2USJwoEcnVucxgBIAMoCzIZLnJ1bmpvdXJuYWwudjEuUnVuU3VtbWFyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiLwoLUmVhZFJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhAKCGZyb21fc2VxGAIgASgDIl4KDFJlYWRSZXNwb25zZRIsCgZyZWNvcmQYASABKAsyHC5ydW5qb3VybmFsLnYxLkpvdXJuYWxSZWNvcmQSEwoLc3RvcmVkX2xpbmUYAiABKAwSCwoDc2VxGAMgASgDMtMECg5Kb3VybmFsU2VydmljZRJFCgZBcHBlbmQSHC5ydW5qb3VybmFsLnYxLkFwcGVuZFJlcXVlc3QaHS5ydW5qb3VybmFsLnYxLkFwcGVuZFJlc3BvbnNlElQKC0FwcGVuZEJhdGNoEiEucnVuam91cm5hbC52MS5BcHBlbmRCYXRjaFJlcXVlc3QaIi5ydW5qb3VybmFsLnYxLkFwcGVuZEJhdGNoUmVzcG9uc2USQgoFQ2xhaW0SGy5ydW5qb3VybmFsLnYxLkNsYWltUmVxdWVzdBocLnJ1bmpvdXJuYWwudjEuQ2xhaW1SZXNwb25zZRI/CgRGb2xkEhoucnVuam91cm5hbC52MS5Gb2xkUmVxdWVzdBobLnJ1bmpvdXJuYWwudjEuRm9sZFJlc3BvbnNlEkUKBkFuc3dlchIcLnJ1bmpvdXJuYWwudjEuQW5zd2VyUmVxdWVzdBodLnJ1bmpvdXJuYWwudjEuQW5zd2VyUmVzcG9uc2USSAoHQXBwcm92ZRIdLnJ1bmpvdXJuYWwudjEuQXBwcm92ZVJlcXVlc3QaHi5ydW5qb3VybmFsLnYxLkFwcHJvdmVSZXNwb25zZRJLCghMaXN0UnVucxIeLnJ1bmpvdXJuYWwudjEuTGlzdFJ1bnNSZXF1ZXN0Gh8ucnVuam91cm5hbC52MS5MaXN0UnVuc1Jlc3BvbnNlEkEKBFJlYWQSGi5ydW5qb3VybmFsLnYxLlJlYWRSZXF1ZXN0GhsucnVuam91cm5hbC52MS5SZWFkUmVzcG9uc2UwAWIGcHJvdG8z", [file_runjournal_v1_records, file_runjournal_v1_state]);
+  fileDesc("CiNydW5qb3VybmFsL3YxL2pvdXJuYWxfc2VydmljZS5wcm90bxINcnVuam91cm5hbC52MSJiCg1BcHBlbmRSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRITCgtjbGFpbV90b2tlbhgCIAEoAxIsCgZyZWNvcmQYAyABKAsyHC5ydW5qb3VybmFsLnYxLkpvdXJuYWxSZWNvcmQiQgoOQXBwZW5kUmVzcG9uc2USCwoDc2VxGAEgASgDEhEKCWR1cGxpY2F0ZRgCIAEoCBIQCghsYXN0X3NlcRgDIAEoAyJoChJBcHBlbmRCYXRjaFJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhMKC2NsYWltX3Rva2VuGAIgASgDEi0KB3JlY29yZHMYAyADKAsyHC5ydW5qb3VybmFsLnYxLkpvdXJuYWxSZWNvcmQiTgoTQXBwZW5kQmF0Y2hSZXNwb25zZRIRCglmaXJzdF9zZXEYASABKAMSEgoKZHVwbGljYXRlcxgCIAEoBRIQCghsYXN0X3NlcRgDIAEoAyK3AQoMQ2xhaW1SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIRCgl3b3JrZXJfaWQYAiABKAkSDAoEaG9zdBgDIAEoCRILCgNwaWQYBCABKAUSDgoGcmVhc29uGAUgASgJEi8KC2ZpbmdlcnByaW50GAYgASgLMhoucnVuam91cm5hbC52MS5GaW5nZXJwcmludBINCgVmb3JjZRgHIAEoCBIZChFjb252ZXJzYXRpb25fZnJvbRgIIAEoBSKgAQoNQ2xhaW1SZXNwb25zZRITCgtjbGFpbV90b2tlbhgBIAEoAxIQCghsYXN0X3NlcRgCIAEoAxImCgVzdGF0ZRgDIAEoCzIXLnJ1bmpvdXJuYWwudjEuUnVuU3RhdGUSJwoEZ2F0ZRgEIAEoCzIZLnJ1bmpvdXJuYWwudjEuR2F0ZVJlcG9ydBIXCg9yZXN1bWVfcmVtaW5kZXIYBSABKAkiSwoLRm9sZFJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhEKCWFzX29mX3NlcRgCIAEoAxIZChFjb252ZXJzYXRpb25fZnJvbRgDIAEoBSI2CgxGb2xkUmVzcG9uc2USJgoFc3RhdGUYASABKAsyFy5ydW5qb3VybmFsLnYxLlJ1blN0YXRlInQKDUFuc3dlclJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhMKC3Rvb2xfdXNlX2lkGAIgASgJEiwKB2NvbnRlbnQYAyADKAsyGy5ydW5qb3VybmFsLnYxLkNvbnRlbnRCbG9jaxIQCghpc19lcnJvchgEIAEoCCIdCg5BbnN3ZXJSZXNwb25zZRILCgNzZXEYASABKAMiggEKDkFwcHJvdmVSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRITCgt0b29sX3VzZV9pZBgCIAEoCRIpCghkZWNpc2lvbhgDIAEoDjIXLnJ1bmpvdXJuYWwudjEuRGVjaXNpb24SEAoIYXBwcm92ZXIYBCABKAkSDgoGcmVhc29uGAUgASgJIh4KD0FwcHJvdmVSZXNwb25zZRILCgNzZXEYASABKAMixQIKD0xpc3RSdW5zUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUSEgoKcGFnZV90b2tlbhgCIAEoCRIoCgZzdGF0dXMYAyABKA4yGC5ydW5qb3VybmFsLnYxLlJ1blN0YXR1cxI6CgZsYWJlbHMYBCADKAsyKi5ydW5qb3VybmFsLnYxLkxpc3RSdW5zUmVxdWVzdC5MYWJlbHNFbnRyeRIaChJ3YWl0aW5nX2Zvcl9wZXJzb24YBSABKAgSDwoHdGFza19pZBgGIAEoCRIVCg1wYXJlbnRfcnVuX2lkGAcgASgJEjIKDnN0b3BwZWRfYmVmb3JlGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIlQKEExpc3RSdW5zUmVzcG9uc2USJwoEcnVucxgBIAMoCzIZLnJ1bmpvdXJuYWwudjEuUnVuU3VtbWFyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiLwoLUmVhZFJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhAKCGZyb21fc2VxGAIgASgDIl4KDFJlYWRSZXNwb25zZRIsCgZyZWNvcmQYASABKAsyHC5ydW5qb3VybmFsLnYxLkpvdXJuYWxSZWNvcmQSEwoLc3RvcmVkX2xpbmUYAiABKAwSCwoDc2VxGAMgASgDIjEKDFdhdGNoUmVxdWVzdBIOCgZydW5faWQYASABKAkSEQoJYWZ0ZXJfc2VxGAIgASgDInUKDVdhdGNoUmVzcG9uc2USLQoGcmVjb3JkGAEgASgLMhsucnVuam91cm5hbC52MS5SZWFkUmVzcG9uc2VIABIsCgljYXVnaHRfdXAYAiABKAsyFy5ydW5qb3VybmFsLnYxLkNhdWdodFVwSABCBwoFZXZlbnQiHAoIQ2F1Z2h0VXASEAoIaGVhZF9zZXEYASABKAMi7AEKEFdhdGNoUnVuc1JlcXVlc3QSKAoGc3RhdHVzGAEgASgOMhgucnVuam91cm5hbC52MS5SdW5TdGF0dXMSOwoGbGFiZWxzGAIgAygLMisucnVuam91cm5hbC52MS5XYXRjaFJ1bnNSZXF1ZXN0LkxhYmVsc0VudHJ5EhoKEndhaXRpbmdfZm9yX3BlcnNvbhgDIAEoCBIPCgd0YXNrX2lkGAQgASgJEhUKDXBhcmVudF9ydW5faWQYBSABKAkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKcAQoRV2F0Y2hSdW5zUmVzcG9uc2USKAoDcnVuGAEgASgLMhkucnVuam91cm5hbC52MS5SdW5TdW1tYXJ5SAASLAoJY2F1Z2h0X3VwGAIgASgLMhcucnVuam91cm5hbC52MS5DYXVnaHRVcEgAEiYKBGxlZnQYAyABKAsyFi5ydW5qb3VybmFsLnYxLlJ1bkxlZnRIAEIHCgVldmVudCIqCgdSdW5MZWZ0Eg4KBnJ1bl9pZBgBIAEoCRIPCgdkZWxldGVkGAIgASgIIkQKDkZvcmtSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIOCgZhdF9zZXEYAiABKAMSEgoKbmV3X3J1bl9pZBgDIAEoCSJjCg9Gb3JrUnVuUmVzcG9uc2USDgoGcnVuX2lkGAEgASgJEhAKCGxhc3Rfc2VxGAIgASgDEi4KC2ZvcmtlZF9mcm9tGAMgASgLMhkucnVuam91cm5hbC52MS5Gb3JrT3JpZ2luIj0KEERlbGV0ZVJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhkKEWV4cGVjdGVkX2xhc3Rfc2VxGAIgASgDIjYKEURlbGV0ZVJ1blJlc3BvbnNlEhAKCGxhc3Rfc2VxGAEgASgDEg8KB2RlbGV0ZWQYAiABKAgyhQcKDkpvdXJuYWxTZXJ2aWNlEkUKBkFwcGVuZBIcLnJ1bmpvdXJuYWwudjEuQXBwZW5kUmVxdWVzdBodLnJ1bmpvdXJuYWwudjEuQXBwZW5kUmVzcG9uc2USVAoLQXBwZW5kQmF0Y2gSIS5ydW5qb3VybmFsLnYxLkFwcGVuZEJhdGNoUmVxdWVzdBoiLnJ1bmpvdXJuYWwudjEuQXBwZW5kQmF0Y2hSZXNwb25zZRJCCgVDbGFpbRIbLnJ1bmpvdXJuYWwudjEuQ2xhaW1SZXF1ZXN0GhwucnVuam91cm5hbC52MS5DbGFpbVJlc3BvbnNlEj8KBEZvbGQSGi5ydW5qb3VybmFsLnYxLkZvbGRSZXF1ZXN0GhsucnVuam91cm5hbC52MS5Gb2xkUmVzcG9uc2USRQoGQW5zd2VyEhwucnVuam91cm5hbC52MS5BbnN3ZXJSZXF1ZXN0Gh0ucnVuam91cm5hbC52MS5BbnN3ZXJSZXNwb25zZRJICgdBcHByb3ZlEh0ucnVuam91cm5hbC52MS5BcHByb3ZlUmVxdWVzdBoeLnJ1bmpvdXJuYWwudjEuQXBwcm92ZVJlc3BvbnNlEksKCExpc3RSdW5zEh4ucnVuam91cm5hbC52MS5MaXN0UnVuc1JlcXVlc3QaHy5ydW5qb3VybmFsLnYxLkxpc3RSdW5zUmVzcG9uc2USQQoEUmVhZBIaLnJ1bmpvdXJuYWwudjEuUmVhZFJlcXVlc3QaGy5ydW5qb3VybmFsLnYxLlJlYWRSZXNwb25zZTABEkQKBVdhdGNoEhsucnVuam91cm5hbC52MS5XYXRjaFJlcXVlc3QaHC5ydW5qb3VybmFsLnYxLldhdGNoUmVzcG9uc2UwARJQCglXYXRjaFJ1bnMSHy5ydW5qb3VybmFsLnYxLldhdGNoUnVuc1JlcXVlc3QaIC5ydW5qb3VybmFsLnYxLldhdGNoUnVuc1Jlc3BvbnNlMAESSAoHRm9ya1J1bhIdLnJ1bmpvdXJuYWwudjEuRm9ya1J1blJlcXVlc3QaHi5ydW5qb3VybmFsLnYxLkZvcmtSdW5SZXNwb25zZRJOCglEZWxldGVSdW4SHy5ydW5qb3VybmFsLnYxLkRlbGV0ZVJ1blJlcXVlc3QaIC5ydW5qb3VybmFsLnYxLkRlbGV0ZVJ1blJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_runjournal_v1_records, file_runjournal_v1_state]);
 
 /**
  * Request of JournalService.Append.
@@ -606,6 +614,23 @@ export type ListRunsRequest = Message<"runjournal.v1.ListRunsRequest"> & {
    * @generated from field: string task_id = 6;
    */
   taskId: string;
+
+  /**
+   * Only runs forked from this run (meta.forked_from.run_id); empty matches
+   * every run.
+   *
+   * @generated from field: string parent_run_id = 7;
+   */
+  parentRunId: string;
+
+  /**
+   * Only stopped runs (a terminal record describes them) whose last record
+   * was stored before this time (RunSummary.updated_at): what retention and
+   * `runjournal gc` delete. Unset matches every run.
+   *
+   * @generated from field: google.protobuf.Timestamp stopped_before = 8;
+   */
+  stoppedBefore?: Timestamp | undefined;
 };
 
 /**
@@ -710,6 +735,343 @@ export type ReadResponse = Message<"runjournal.v1.ReadResponse"> & {
  */
 export const ReadResponseSchema: GenMessage<ReadResponse> = /*@__PURE__*/
   messageDesc(file_runjournal_v1_journal_service, 15);
+
+/**
+ * Request of JournalService.Watch.
+ *
+ * @generated from message runjournal.v1.WatchRequest
+ */
+export type WatchRequest = Message<"runjournal.v1.WatchRequest"> & {
+  /**
+   * The run id.
+   *
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * Send the records after this seq; 0 sends from the start.
+   *
+   * @generated from field: int64 after_seq = 2;
+   */
+  afterSeq: bigint;
+};
+
+/**
+ * Describes the message runjournal.v1.WatchRequest.
+ * Use `create(WatchRequestSchema)` to create a new message.
+ */
+export const WatchRequestSchema: GenMessage<WatchRequest> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_journal_service, 16);
+
+/**
+ * One item of JournalService.Watch.
+ *
+ * @generated from message runjournal.v1.WatchResponse
+ */
+export type WatchResponse = Message<"runjournal.v1.WatchResponse"> & {
+  /**
+   * What the item is.
+   *
+   * @generated from oneof runjournal.v1.WatchResponse.event
+   */
+  event: {
+    /**
+     * A stored record, as Read sends it.
+     *
+     * @generated from field: runjournal.v1.ReadResponse record = 1;
+     */
+    value: ReadResponse;
+    case: "record";
+  } | {
+    /**
+     * Sent once, after the records stored when the watch began.
+     *
+     * @generated from field: runjournal.v1.CaughtUp caught_up = 2;
+     */
+    value: CaughtUp;
+    case: "caughtUp";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message runjournal.v1.WatchResponse.
+ * Use `create(WatchResponseSchema)` to create a new message.
+ */
+export const WatchResponseSchema: GenMessage<WatchResponse> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_journal_service, 17);
+
+/**
+ * The end of the stored part of a watch: live items follow.
+ *
+ * @generated from message runjournal.v1.CaughtUp
+ */
+export type CaughtUp = Message<"runjournal.v1.CaughtUp"> & {
+  /**
+   * Watch: the run's last seq when the stored part ended (every record up to
+   * it has been sent). WatchRuns: 0.
+   *
+   * @generated from field: int64 head_seq = 1;
+   */
+  headSeq: bigint;
+};
+
+/**
+ * Describes the message runjournal.v1.CaughtUp.
+ * Use `create(CaughtUpSchema)` to create a new message.
+ */
+export const CaughtUpSchema: GenMessage<CaughtUp> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_journal_service, 18);
+
+/**
+ * Request of JournalService.WatchRuns. The filters are those of
+ * ListRunsRequest.
+ *
+ * @generated from message runjournal.v1.WatchRunsRequest
+ */
+export type WatchRunsRequest = Message<"runjournal.v1.WatchRunsRequest"> & {
+  /**
+   * Only runs with this status; unspecified matches every status.
+   *
+   * @generated from field: runjournal.v1.RunStatus status = 1;
+   */
+  status: RunStatus;
+
+  /**
+   * Only runs whose labels include every one of these key/value pairs.
+   *
+   * @generated from field: map<string, string> labels = 2;
+   */
+  labels: { [key: string]: string };
+
+  /**
+   * Only runs that wait for a person.
+   *
+   * @generated from field: bool waiting_for_person = 3;
+   */
+  waitingForPerson: boolean;
+
+  /**
+   * Only runs whose meta names this task.
+   *
+   * @generated from field: string task_id = 4;
+   */
+  taskId: string;
+
+  /**
+   * Only runs forked from this run.
+   *
+   * @generated from field: string parent_run_id = 5;
+   */
+  parentRunId: string;
+};
+
+/**
+ * Describes the message runjournal.v1.WatchRunsRequest.
+ * Use `create(WatchRunsRequestSchema)` to create a new message.
+ */
+export const WatchRunsRequestSchema: GenMessage<WatchRunsRequest> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_journal_service, 19);
+
+/**
+ * One item of JournalService.WatchRuns.
+ *
+ * @generated from message runjournal.v1.WatchRunsResponse
+ */
+export type WatchRunsResponse = Message<"runjournal.v1.WatchRunsResponse"> & {
+  /**
+   * What the item is.
+   *
+   * @generated from oneof runjournal.v1.WatchRunsResponse.event
+   */
+  event: {
+    /**
+     * The summary of a matching run, as it is now.
+     *
+     * @generated from field: runjournal.v1.RunSummary run = 1;
+     */
+    value: RunSummary;
+    case: "run";
+  } | {
+    /**
+     * Sent once, after the summaries of the runs that matched when the watch
+     * began.
+     *
+     * @generated from field: runjournal.v1.CaughtUp caught_up = 2;
+     */
+    value: CaughtUp;
+    case: "caughtUp";
+  } | {
+    /**
+     * A run sent before that no longer matches, or was deleted.
+     *
+     * @generated from field: runjournal.v1.RunLeft left = 3;
+     */
+    value: RunLeft;
+    case: "left";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message runjournal.v1.WatchRunsResponse.
+ * Use `create(WatchRunsResponseSchema)` to create a new message.
+ */
+export const WatchRunsResponseSchema: GenMessage<WatchRunsResponse> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_journal_service, 20);
+
+/**
+ * A run that left a WatchRuns stream.
+ *
+ * @generated from message runjournal.v1.RunLeft
+ */
+export type RunLeft = Message<"runjournal.v1.RunLeft"> & {
+  /**
+   * The run id.
+   *
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * True when the run was deleted; false when it no longer matches.
+   *
+   * @generated from field: bool deleted = 2;
+   */
+  deleted: boolean;
+};
+
+/**
+ * Describes the message runjournal.v1.RunLeft.
+ * Use `create(RunLeftSchema)` to create a new message.
+ */
+export const RunLeftSchema: GenMessage<RunLeft> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_journal_service, 21);
+
+/**
+ * Request of JournalService.ForkRun.
+ *
+ * @generated from message runjournal.v1.ForkRunRequest
+ */
+export type ForkRunRequest = Message<"runjournal.v1.ForkRunRequest"> & {
+  /**
+   * The source run.
+   *
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * The source's last record to copy (>= 1); 0 copies every record.
+   *
+   * @generated from field: int64 at_seq = 2;
+   */
+  atSeq: bigint;
+
+  /**
+   * The new run's id (same grammar as a run id); it must not exist.
+   *
+   * @generated from field: string new_run_id = 3;
+   */
+  newRunId: string;
+};
+
+/**
+ * Describes the message runjournal.v1.ForkRunRequest.
+ * Use `create(ForkRunRequestSchema)` to create a new message.
+ */
+export const ForkRunRequestSchema: GenMessage<ForkRunRequest> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_journal_service, 22);
+
+/**
+ * Response of JournalService.ForkRun.
+ *
+ * @generated from message runjournal.v1.ForkRunResponse
+ */
+export type ForkRunResponse = Message<"runjournal.v1.ForkRunResponse"> & {
+  /**
+   * The new run's id.
+   *
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * The new run's last seq (the source's seq it was forked at).
+   *
+   * @generated from field: int64 last_seq = 2;
+   */
+  lastSeq: bigint;
+
+  /**
+   * Where it branched off, as its meta records it.
+   *
+   * @generated from field: runjournal.v1.ForkOrigin forked_from = 3;
+   */
+  forkedFrom?: ForkOrigin | undefined;
+};
+
+/**
+ * Describes the message runjournal.v1.ForkRunResponse.
+ * Use `create(ForkRunResponseSchema)` to create a new message.
+ */
+export const ForkRunResponseSchema: GenMessage<ForkRunResponse> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_journal_service, 23);
+
+/**
+ * Request of JournalService.DeleteRun.
+ *
+ * @generated from message runjournal.v1.DeleteRunRequest
+ */
+export type DeleteRunRequest = Message<"runjournal.v1.DeleteRunRequest"> & {
+  /**
+   * The run id.
+   *
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * The run's last seq as the caller last saw it (>= 1).
+   *
+   * @generated from field: int64 expected_last_seq = 2;
+   */
+  expectedLastSeq: bigint;
+};
+
+/**
+ * Describes the message runjournal.v1.DeleteRunRequest.
+ * Use `create(DeleteRunRequestSchema)` to create a new message.
+ */
+export const DeleteRunRequestSchema: GenMessage<DeleteRunRequest> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_journal_service, 24);
+
+/**
+ * Response of JournalService.DeleteRun.
+ *
+ * @generated from message runjournal.v1.DeleteRunResponse
+ */
+export type DeleteRunResponse = Message<"runjournal.v1.DeleteRunResponse"> & {
+  /**
+   * The run's last seq when it was deleted.
+   *
+   * @generated from field: int64 last_seq = 1;
+   */
+  lastSeq: bigint;
+
+  /**
+   * False when the run was already deleted (a retry): nothing changed.
+   *
+   * @generated from field: bool deleted = 2;
+   */
+  deleted: boolean;
+};
+
+/**
+ * Describes the message runjournal.v1.DeleteRunResponse.
+ * Use `create(DeleteRunResponseSchema)` to create a new message.
+ */
+export const DeleteRunResponseSchema: GenMessage<DeleteRunResponse> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_journal_service, 25);
 
 /**
  * Keeps the durable journals of agent runs. The server owns sequence checking,
@@ -871,6 +1233,85 @@ export const JournalService: GenService<{
     methodKind: "server_streaming";
     input: typeof ReadRequestSchema;
     output: typeof ReadResponseSchema;
+  },
+  /**
+   * Follows a run: sends its stored records after `after_seq` in seq order,
+   * then one `caught_up` item with the head seq at that moment, then each
+   * record as it is acknowledged, in order, with no gap and no duplicate,
+   * until the client cancels. Records written through another server replica
+   * (JetStream) are sent too. A slow reader is held by gRPC flow control and
+   * read again from the store when it catches up; the server buffers nothing
+   * for it beyond one item. After a transport failure a client watches again
+   * with `after_seq` = the last `seq` it received.
+   *
+   * Errors: INVALID_ARGUMENT, RUN_NOT_FOUND, RUN_DELETED (also ends a stream
+   * when the run is deleted while watched), CORRUPT_JOURNAL,
+   * STORAGE_UNAVAILABLE.
+   *
+   * @generated from rpc runjournal.v1.JournalService.Watch
+   */
+  watch: {
+    methodKind: "server_streaming";
+    input: typeof WatchRequestSchema;
+    output: typeof WatchResponseSchema;
+  },
+  /**
+   * Follows the listing: sends the summary of every run that matches the
+   * filters (as ListRuns, newest first), then one `caught_up` item, then a
+   * summary each time a matching run changes (created, status, waiting for a
+   * person, claimed, or any other record) until the client cancels. A run
+   * that stops matching, or is deleted, is sent once as `left`. A slow
+   * reader may get coalesced summaries of a run (the newest wins), never a
+   * stale one. With token auth on, only runs within the token's prefixes.
+   *
+   * Errors: INVALID_ARGUMENT (a bad filter).
+   *
+   * @generated from rpc runjournal.v1.JournalService.WatchRuns
+   */
+  watchRuns: {
+    methodKind: "server_streaming";
+    input: typeof WatchRunsRequestSchema;
+    output: typeof WatchRunsResponseSchema;
+  },
+  /**
+   * Branches a run: creates `new_run_id` whose meta is the source's with its
+   * own run id, a new `created_at`, no task, and `forked_from` naming the
+   * source, its seq and the hash of its prefix; its records 2..at_seq are the
+   * source's stored bytes. The source is unchanged. A pending batch survives
+   * (a person can answer the fork differently). Claims copied from the source
+   * do not reach the fork: its claim token is 1 (the forker's) until a claim
+   * is written in the fork itself. Created atomically: all of it or nothing.
+   *
+   * Errors: INVALID_ARGUMENT (`at_seq` beyond the source's last seq),
+   * RUN_NOT_FOUND, RUN_DELETED, RUN_EXISTS (for `new_run_id`), RUN_LOCKED,
+   * CORRUPT_JOURNAL, STORAGE_FULL, STORAGE_UNAVAILABLE.
+   *
+   * @generated from rpc runjournal.v1.JournalService.ForkRun
+   */
+  forkRun: {
+    methodKind: "unary";
+    input: typeof ForkRunRequestSchema;
+    output: typeof ForkRunResponseSchema;
+  },
+  /**
+   * Deletes a run: its journal is removed from the store (file: unlinked,
+   * the directory fsynced; JetStream: every message erased) and a tombstone
+   * kept, so the run id is never used again: a later Append, Claim, Fold,
+   * Read or Watch of it is RUN_DELETED, even a stale retry of its meta.
+   * Refused unless `expected_last_seq` is the run's last seq, so nothing
+   * appended after the caller looked is deleted unseen. Watchers of the run
+   * are ended with RUN_DELETED. With token auth on it needs the `operator`
+   * scope. Deleting a deleted run again answers its tombstone (idempotent).
+   *
+   * Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND,
+   * LAST_SEQ_MISMATCH, RUN_LOCKED, STORAGE_FULL, STORAGE_UNAVAILABLE.
+   *
+   * @generated from rpc runjournal.v1.JournalService.DeleteRun
+   */
+  deleteRun: {
+    methodKind: "unary";
+    input: typeof DeleteRunRequestSchema;
+    output: typeof DeleteRunResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_runjournal_v1_journal_service, 0);

@@ -21,7 +21,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file runjournal/v1/records.proto.
  */
 export const file_runjournal_v1_records: GenFile = /*@__PURE__*/
-  fileDesc("ChtydW5qb3VybmFsL3YxL3JlY29yZHMucHJvdG8SDXJ1bmpvdXJuYWwudjEi/AMKDUpvdXJuYWxSZWNvcmQSCwoDc2VxGAEgASgDEhAKCG9wdGlvbmFsGAIgASgIEiMKBG1ldGEYCiABKAsyEy5ydW5qb3VybmFsLnYxLk1ldGFIABIxCglhc3Npc3RhbnQYCyABKAsyHC5ydW5qb3VybmFsLnYxLkFzc2lzdGFudFR1cm5IABIrCgR1c2VyGAwgASgLMhsucnVuam91cm5hbC52MS5Vc2VyRm9sbG93VXBIABIwCgt0b29sX3Jlc3VsdBgNIAEoCzIZLnJ1bmpvdXJuYWwudjEuVG9vbFJlc3VsdEgAEisKCGRlZmVycmFsGA4gASgLMhcucnVuam91cm5hbC52MS5EZWZlcnJhbEgAEisKCGFwcHJvdmFsGA8gASgLMhcucnVuam91cm5hbC52MS5BcHByb3ZhbEgAEisKBWNsYWltGBAgASgLMhoucnVuam91cm5hbC52MS5DbGFpbU5vdGljZUgAEisKCHRlcm1pbmFsGBEgASgLMhcucnVuam91cm5hbC52MS5UZXJtaW5hbEgAEjEKC3JlY29uZmlndXJlGBIgASgLMhoucnVuam91cm5hbC52MS5SZWNvbmZpZ3VyZUgAEiMKBG5vdGUYEyABKAsyEy5ydW5qb3VybmFsLnYxLk5vdGVIAEIJCgdwYXlsb2FkImYKE0NvbnZlcnNhdGlvbk1lc3NhZ2USIQoEcm9sZRgBIAEoDjITLnJ1bmpvdXJuYWwudjEuUm9sZRIsCgdjb250ZW50GAIgAygLMhsucnVuam91cm5hbC52MS5Db250ZW50QmxvY2siiQIKDENvbnRlbnRCbG9jaxIoCgR0ZXh0GAEgASgLMhgucnVuam91cm5hbC52MS5UZXh0QmxvY2tIABIwCgh0aGlua2luZxgCIAEoCzIcLnJ1bmpvdXJuYWwudjEuVGhpbmtpbmdCbG9ja0gAEi8KCHRvb2xfdXNlGAMgASgLMhsucnVuam91cm5hbC52MS5Ub29sVXNlQmxvY2tIABI1Cgt0b29sX3Jlc3VsdBgEIAEoCzIeLnJ1bmpvdXJuYWwudjEuVG9vbFJlc3VsdEJsb2NrSAASLAoGb3BhcXVlGAUgASgLMhoucnVuam91cm5hbC52MS5PcGFxdWVCbG9ja0gAQgcKBWJsb2NrIhkKCVRleHRCbG9jaxIMCgR0ZXh0GAEgASgJIlQKDVRoaW5raW5nQmxvY2sSEAoIdGhpbmtpbmcYASABKAkSEQoJc2lnbmF0dXJlGAIgASgJEhAKCHJlZGFjdGVkGAMgASgIEgwKBGRhdGEYBCABKAkiPAoMVG9vbFVzZUJsb2NrEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEgoKaW5wdXRfanNvbhgDIAEoCSJmCg9Ub29sUmVzdWx0QmxvY2sSEwoLdG9vbF91c2VfaWQYASABKAkSLAoHY29udGVudBgCIAMoCzIbLnJ1bmpvdXJuYWwudjEuQ29udGVudEJsb2NrEhAKCGlzX2Vycm9yGAMgASgIIjsKC09wYXF1ZUJsb2NrEhAKCHByb3ZpZGVyGAEgASgJEgwKBHR5cGUYAiABKAkSDAoEanNvbhgDIAEoCSKlAQoLRmluZ2VycHJpbnQSEAoIcHJvdmlkZXIYASABKAkSDQoFbW9kZWwYAiABKAkSHAoUc3lzdGVtX3Byb21wdF9zaGEyNTYYAyABKAkSFQoNdGhpbmtpbmdfbW9kZRgEIAEoCRIUCgx0b29sc19zaGEyNTYYBSABKAkSEgoKbWF4X3Rva2VucxgGIAEoBRIWCg5tYXhfaXRlcmF0aW9ucxgHIAEoBSLCAgoETWV0YRIWCg5mb3JtYXRfdmVyc2lvbhgBIAEoBRIOCgZydW5faWQYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZmluZ2VycHJpbnQYBCABKAsyGi5ydW5qb3VybmFsLnYxLkZpbmdlcnByaW50EisKBnByb21wdBgFIAMoCzIbLnJ1bmpvdXJuYWwudjEuQ29udGVudEJsb2NrEhMKC2ludGVyYWN0aXZlGAYgASgIEi8KBmxhYmVscxgHIAMoCzIfLnJ1bmpvdXJuYWwudjEuTWV0YS5MYWJlbHNFbnRyeRIPCgd0YXNrX2lkGAggASgJGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiawoFVXNhZ2USFAoMaW5wdXRfdG9rZW5zGAEgASgFEhUKDW91dHB1dF90b2tlbnMYAiABKAUSGQoRY2FjaGVfcmVhZF90b2tlbnMYAyABKAUSGgoSY2FjaGVfd3JpdGVfdG9rZW5zGAQgASgFIqUBCg1Bc3Npc3RhbnRUdXJuEhEKCWl0ZXJhdGlvbhgBIAEoBRIsCgdjb250ZW50GAIgAygLMhsucnVuam91cm5hbC52MS5Db250ZW50QmxvY2sSLgoLc3RvcF9yZWFzb24YAyABKA4yGS5ydW5qb3VybmFsLnYxLlN0b3BSZWFzb24SIwoFdXNhZ2UYBCABKAsyFC5ydW5qb3VybmFsLnYxLlVzYWdlIjwKDFVzZXJGb2xsb3dVcBIsCgdjb250ZW50GAEgAygLMhsucnVuam91cm5hbC52MS5Db250ZW50QmxvY2sihgEKClRvb2xSZXN1bHQSEwoLdG9vbF91c2VfaWQYASABKAkSLAoHY29udGVudBgCIAMoCzIbLnJ1bmpvdXJuYWwudjEuQ29udGVudEJsb2NrEhAKCGlzX2Vycm9yGAMgASgIEg4KBnJlbW90ZRgEIAEoCBITCgthbnN3ZXJlZF9ieRgFIAEoCSJiCghEZWZlcnJhbBITCgt0b29sX3VzZV9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkSGQoRZXhwZWN0ZWRfYW5zd2VyZXIYAyABKAkSFgoObmVlZHNfYXBwcm92YWwYBCABKAgibAoIQXBwcm92YWwSEwoLdG9vbF91c2VfaWQYASABKAkSKQoIZGVjaXNpb24YAiABKA4yFy5ydW5qb3VybmFsLnYxLkRlY2lzaW9uEhAKCGFwcHJvdmVyGAMgASgJEg4KBnJlYXNvbhgEIAEoCSJLCgtDbGFpbU5vdGljZRIRCgl3b3JrZXJfaWQYASABKAkSDAoEaG9zdBgCIAEoCRILCgNwaWQYAyABKAUSDgoGcmVhc29uGAQgASgJIkoKCFRlcm1pbmFsEi0KBnJlYXNvbhgBIAEoDjIdLnJ1bmpvdXJuYWwudjEuVGVybWluYWxSZWFzb24SDwoHbWVzc2FnZRgCIAEoCSJWCgtSZWNvbmZpZ3VyZRIvCgtmaW5nZXJwcmludBgBIAEoCzIaLnJ1bmpvdXJuYWwudjEuRmluZ2VycHJpbnQSFgoOY2hhbmdlZF9maWVsZHMYAiADKAkiJwoETm90ZRIMCgR0ZXh0GAEgASgJEhEKCWRhdGFfanNvbhgCIAEoCSo/CgRSb2xlEhQKEFJPTEVfVU5TUEVDSUZJRUQQABINCglST0xFX1VTRVIQARISCg5ST0xFX0FTU0lTVEFOVBACKs0BCgpTdG9wUmVhc29uEhsKF1NUT1BfUkVBU09OX1VOU1BFQ0lGSUVEEAASGAoUU1RPUF9SRUFTT05fRU5EX1RVUk4QARIYChRTVE9QX1JFQVNPTl9UT09MX1VTRRACEhoKFlNUT1BfUkVBU09OX01BWF9UT0tFTlMQAxIdChlTVE9QX1JFQVNPTl9TVE9QX1NFUVVFTkNFEAQSGgoWU1RPUF9SRUFTT05fUEFVU0VfVFVSThAFEhcKE1NUT1BfUkVBU09OX1JFRlVTQUwQBipQCghEZWNpc2lvbhIYChRERUNJU0lPTl9VTlNQRUNJRklFRBAAEhUKEURFQ0lTSU9OX0FQUFJPVkVEEAESEwoPREVDSVNJT05fREVOSUVEEAIq6QEKDlRlcm1pbmFsUmVhc29uEh8KG1RFUk1JTkFMX1JFQVNPTl9VTlNQRUNJRklFRBAAEh0KGVRFUk1JTkFMX1JFQVNPTl9DT01QTEVURUQQARIdChlURVJNSU5BTF9SRUFTT05fU1VTUEVOREVEEAISGQoVVEVSTUlOQUxfUkVBU09OX0VSUk9SEAMSGgoWVEVSTUlOQUxfUkVBU09OX0JVREdFVBAEEiIKHlRFUk1JTkFMX1JFQVNPTl9NQVhfSVRFUkFUSU9OUxAFEh0KGVRFUk1JTkFMX1JFQVNPTl9DQU5DRUxMRUQQBmIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("ChtydW5qb3VybmFsL3YxL3JlY29yZHMucHJvdG8SDXJ1bmpvdXJuYWwudjEi/AMKDUpvdXJuYWxSZWNvcmQSCwoDc2VxGAEgASgDEhAKCG9wdGlvbmFsGAIgASgIEiMKBG1ldGEYCiABKAsyEy5ydW5qb3VybmFsLnYxLk1ldGFIABIxCglhc3Npc3RhbnQYCyABKAsyHC5ydW5qb3VybmFsLnYxLkFzc2lzdGFudFR1cm5IABIrCgR1c2VyGAwgASgLMhsucnVuam91cm5hbC52MS5Vc2VyRm9sbG93VXBIABIwCgt0b29sX3Jlc3VsdBgNIAEoCzIZLnJ1bmpvdXJuYWwudjEuVG9vbFJlc3VsdEgAEisKCGRlZmVycmFsGA4gASgLMhcucnVuam91cm5hbC52MS5EZWZlcnJhbEgAEisKCGFwcHJvdmFsGA8gASgLMhcucnVuam91cm5hbC52MS5BcHByb3ZhbEgAEisKBWNsYWltGBAgASgLMhoucnVuam91cm5hbC52MS5DbGFpbU5vdGljZUgAEisKCHRlcm1pbmFsGBEgASgLMhcucnVuam91cm5hbC52MS5UZXJtaW5hbEgAEjEKC3JlY29uZmlndXJlGBIgASgLMhoucnVuam91cm5hbC52MS5SZWNvbmZpZ3VyZUgAEiMKBG5vdGUYEyABKAsyEy5ydW5qb3VybmFsLnYxLk5vdGVIAEIJCgdwYXlsb2FkImYKE0NvbnZlcnNhdGlvbk1lc3NhZ2USIQoEcm9sZRgBIAEoDjITLnJ1bmpvdXJuYWwudjEuUm9sZRIsCgdjb250ZW50GAIgAygLMhsucnVuam91cm5hbC52MS5Db250ZW50QmxvY2siiQIKDENvbnRlbnRCbG9jaxIoCgR0ZXh0GAEgASgLMhgucnVuam91cm5hbC52MS5UZXh0QmxvY2tIABIwCgh0aGlua2luZxgCIAEoCzIcLnJ1bmpvdXJuYWwudjEuVGhpbmtpbmdCbG9ja0gAEi8KCHRvb2xfdXNlGAMgASgLMhsucnVuam91cm5hbC52MS5Ub29sVXNlQmxvY2tIABI1Cgt0b29sX3Jlc3VsdBgEIAEoCzIeLnJ1bmpvdXJuYWwudjEuVG9vbFJlc3VsdEJsb2NrSAASLAoGb3BhcXVlGAUgASgLMhoucnVuam91cm5hbC52MS5PcGFxdWVCbG9ja0gAQgcKBWJsb2NrIhkKCVRleHRCbG9jaxIMCgR0ZXh0GAEgASgJIlQKDVRoaW5raW5nQmxvY2sSEAoIdGhpbmtpbmcYASABKAkSEQoJc2lnbmF0dXJlGAIgASgJEhAKCHJlZGFjdGVkGAMgASgIEgwKBGRhdGEYBCABKAkiPAoMVG9vbFVzZUJsb2NrEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEgoKaW5wdXRfanNvbhgDIAEoCSJmCg9Ub29sUmVzdWx0QmxvY2sSEwoLdG9vbF91c2VfaWQYASABKAkSLAoHY29udGVudBgCIAMoCzIbLnJ1bmpvdXJuYWwudjEuQ29udGVudEJsb2NrEhAKCGlzX2Vycm9yGAMgASgIIjsKC09wYXF1ZUJsb2NrEhAKCHByb3ZpZGVyGAEgASgJEgwKBHR5cGUYAiABKAkSDAoEanNvbhgDIAEoCSKlAQoLRmluZ2VycHJpbnQSEAoIcHJvdmlkZXIYASABKAkSDQoFbW9kZWwYAiABKAkSHAoUc3lzdGVtX3Byb21wdF9zaGEyNTYYAyABKAkSFQoNdGhpbmtpbmdfbW9kZRgEIAEoCRIUCgx0b29sc19zaGEyNTYYBSABKAkSEgoKbWF4X3Rva2VucxgGIAEoBRIWCg5tYXhfaXRlcmF0aW9ucxgHIAEoBSLyAgoETWV0YRIWCg5mb3JtYXRfdmVyc2lvbhgBIAEoBRIOCgZydW5faWQYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZmluZ2VycHJpbnQYBCABKAsyGi5ydW5qb3VybmFsLnYxLkZpbmdlcnByaW50EisKBnByb21wdBgFIAMoCzIbLnJ1bmpvdXJuYWwudjEuQ29udGVudEJsb2NrEhMKC2ludGVyYWN0aXZlGAYgASgIEi8KBmxhYmVscxgHIAMoCzIfLnJ1bmpvdXJuYWwudjEuTWV0YS5MYWJlbHNFbnRyeRIPCgd0YXNrX2lkGAggASgJEi4KC2ZvcmtlZF9mcm9tGAkgASgLMhkucnVuam91cm5hbC52MS5Gb3JrT3JpZ2luGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiQAoKRm9ya09yaWdpbhIOCgZydW5faWQYASABKAkSCwoDc2VxGAIgASgFEhUKDXByZWZpeF9zaGEyNTYYAyABKAkiawoFVXNhZ2USFAoMaW5wdXRfdG9rZW5zGAEgASgFEhUKDW91dHB1dF90b2tlbnMYAiABKAUSGQoRY2FjaGVfcmVhZF90b2tlbnMYAyABKAUSGgoSY2FjaGVfd3JpdGVfdG9rZW5zGAQgASgFIqUBCg1Bc3Npc3RhbnRUdXJuEhEKCWl0ZXJhdGlvbhgBIAEoBRIsCgdjb250ZW50GAIgAygLMhsucnVuam91cm5hbC52MS5Db250ZW50QmxvY2sSLgoLc3RvcF9yZWFzb24YAyABKA4yGS5ydW5qb3VybmFsLnYxLlN0b3BSZWFzb24SIwoFdXNhZ2UYBCABKAsyFC5ydW5qb3VybmFsLnYxLlVzYWdlIjwKDFVzZXJGb2xsb3dVcBIsCgdjb250ZW50GAEgAygLMhsucnVuam91cm5hbC52MS5Db250ZW50QmxvY2sihgEKClRvb2xSZXN1bHQSEwoLdG9vbF91c2VfaWQYASABKAkSLAoHY29udGVudBgCIAMoCzIbLnJ1bmpvdXJuYWwudjEuQ29udGVudEJsb2NrEhAKCGlzX2Vycm9yGAMgASgIEg4KBnJlbW90ZRgEIAEoCBITCgthbnN3ZXJlZF9ieRgFIAEoCSJiCghEZWZlcnJhbBITCgt0b29sX3VzZV9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkSGQoRZXhwZWN0ZWRfYW5zd2VyZXIYAyABKAkSFgoObmVlZHNfYXBwcm92YWwYBCABKAgibAoIQXBwcm92YWwSEwoLdG9vbF91c2VfaWQYASABKAkSKQoIZGVjaXNpb24YAiABKA4yFy5ydW5qb3VybmFsLnYxLkRlY2lzaW9uEhAKCGFwcHJvdmVyGAMgASgJEg4KBnJlYXNvbhgEIAEoCSJLCgtDbGFpbU5vdGljZRIRCgl3b3JrZXJfaWQYASABKAkSDAoEaG9zdBgCIAEoCRILCgNwaWQYAyABKAUSDgoGcmVhc29uGAQgASgJIkoKCFRlcm1pbmFsEi0KBnJlYXNvbhgBIAEoDjIdLnJ1bmpvdXJuYWwudjEuVGVybWluYWxSZWFzb24SDwoHbWVzc2FnZRgCIAEoCSJWCgtSZWNvbmZpZ3VyZRIvCgtmaW5nZXJwcmludBgBIAEoCzIaLnJ1bmpvdXJuYWwudjEuRmluZ2VycHJpbnQSFgoOY2hhbmdlZF9maWVsZHMYAiADKAkiJwoETm90ZRIMCgR0ZXh0GAEgASgJEhEKCWRhdGFfanNvbhgCIAEoCSo/CgRSb2xlEhQKEFJPTEVfVU5TUEVDSUZJRUQQABINCglST0xFX1VTRVIQARISCg5ST0xFX0FTU0lTVEFOVBACKs0BCgpTdG9wUmVhc29uEhsKF1NUT1BfUkVBU09OX1VOU1BFQ0lGSUVEEAASGAoUU1RPUF9SRUFTT05fRU5EX1RVUk4QARIYChRTVE9QX1JFQVNPTl9UT09MX1VTRRACEhoKFlNUT1BfUkVBU09OX01BWF9UT0tFTlMQAxIdChlTVE9QX1JFQVNPTl9TVE9QX1NFUVVFTkNFEAQSGgoWU1RPUF9SRUFTT05fUEFVU0VfVFVSThAFEhcKE1NUT1BfUkVBU09OX1JFRlVTQUwQBipQCghEZWNpc2lvbhIYChRERUNJU0lPTl9VTlNQRUNJRklFRBAAEhUKEURFQ0lTSU9OX0FQUFJPVkVEEAESEwoPREVDSVNJT05fREVOSUVEEAIq6QEKDlRlcm1pbmFsUmVhc29uEh8KG1RFUk1JTkFMX1JFQVNPTl9VTlNQRUNJRklFRBAAEh0KGVRFUk1JTkFMX1JFQVNPTl9DT01QTEVURUQQARIdChlURVJNSU5BTF9SRUFTT05fU1VTUEVOREVEEAISGQoVVEVSTUlOQUxfUkVBU09OX0VSUk9SEAMSGgoWVEVSTUlOQUxfUkVBU09OX0JVREdFVBAEEiIKHlRFUk1JTkFMX1JFQVNPTl9NQVhfSVRFUkFUSU9OUxAFEh0KGVRFUk1JTkFMX1JFQVNPTl9DQU5DRUxMRUQQBmIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * One journal record: its position, its forward-compatibility flag and its
@@ -541,6 +541,14 @@ export type Meta = Message<"runjournal.v1.Meta"> & {
    * @generated from field: string task_id = 8;
    */
   taskId: string;
+
+  /**
+   * Set only on a run made by JournalService.ForkRun: where it branched off.
+   * Only the server writes it: an appended meta carrying it is INVALID_RECORD.
+   *
+   * @generated from field: runjournal.v1.ForkOrigin forked_from = 9;
+   */
+  forkedFrom?: ForkOrigin | undefined;
 };
 
 /**
@@ -549,6 +557,45 @@ export type Meta = Message<"runjournal.v1.Meta"> & {
  */
 export const MetaSchema: GenMessage<Meta> = /*@__PURE__*/
   messageDesc(file_runjournal_v1_records, 9);
+
+/**
+ * Where a forked run branched off its source run.
+ *
+ * @generated from message runjournal.v1.ForkOrigin
+ */
+export type ForkOrigin = Message<"runjournal.v1.ForkOrigin"> & {
+  /**
+   * The source run's id.
+   *
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * The seq of the source's last record the fork copied (records 2..seq are
+   * the source's stored bytes, unchanged). An int32, as every number in a
+   * record payload is (a plain JSON integer in the canonical line).
+   *
+   * @generated from field: int32 seq = 2;
+   */
+  seq: number;
+
+  /**
+   * The lower-case hex SHA-256 of the source's stored lines 1..seq, each
+   * followed by a newline: proof of which prefix the fork copied, even after
+   * the source is deleted.
+   *
+   * @generated from field: string prefix_sha256 = 3;
+   */
+  prefixSha256: string;
+};
+
+/**
+ * Describes the message runjournal.v1.ForkOrigin.
+ * Use `create(ForkOriginSchema)` to create a new message.
+ */
+export const ForkOriginSchema: GenMessage<ForkOrigin> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_records, 10);
 
 /**
  * Token usage of one model call. Absent fields fold as zero.
@@ -590,7 +637,7 @@ export type Usage = Message<"runjournal.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_runjournal_v1_records, 10);
+  messageDesc(file_runjournal_v1_records, 11);
 
 /**
  * Payload of `runjournal.v1.assistant`: one LLM call. It commits the previous
@@ -634,7 +681,7 @@ export type AssistantTurn = Message<"runjournal.v1.AssistantTurn"> & {
  * Use `create(AssistantTurnSchema)` to create a new message.
  */
 export const AssistantTurnSchema: GenMessage<AssistantTurn> = /*@__PURE__*/
-  messageDesc(file_runjournal_v1_records, 11);
+  messageDesc(file_runjournal_v1_records, 12);
 
 /**
  * Payload of `runjournal.v1.user`: a free-standing follow-up message. It
@@ -656,7 +703,7 @@ export type UserFollowUp = Message<"runjournal.v1.UserFollowUp"> & {
  * Use `create(UserFollowUpSchema)` to create a new message.
  */
 export const UserFollowUpSchema: GenMessage<UserFollowUp> = /*@__PURE__*/
-  messageDesc(file_runjournal_v1_records, 12);
+  messageDesc(file_runjournal_v1_records, 13);
 
 /**
  * Payload of `runjournal.v1.tool_result`: the result of one call of the open
@@ -712,7 +759,7 @@ export type ToolResult = Message<"runjournal.v1.ToolResult"> & {
  * Use `create(ToolResultSchema)` to create a new message.
  */
 export const ToolResultSchema: GenMessage<ToolResult> = /*@__PURE__*/
-  messageDesc(file_runjournal_v1_records, 13);
+  messageDesc(file_runjournal_v1_records, 14);
 
 /**
  * Payload of `runjournal.v1.deferral`: a call of the open turn awaits an
@@ -758,7 +805,7 @@ export type Deferral = Message<"runjournal.v1.Deferral"> & {
  * Use `create(DeferralSchema)` to create a new message.
  */
 export const DeferralSchema: GenMessage<Deferral> = /*@__PURE__*/
-  messageDesc(file_runjournal_v1_records, 14);
+  messageDesc(file_runjournal_v1_records, 15);
 
 /**
  * Payload of `runjournal.v1.approval`: a decision on a call of the open turn.
@@ -804,7 +851,7 @@ export type Approval = Message<"runjournal.v1.Approval"> & {
  * Use `create(ApprovalSchema)` to create a new message.
  */
 export const ApprovalSchema: GenMessage<Approval> = /*@__PURE__*/
-  messageDesc(file_runjournal_v1_records, 15);
+  messageDesc(file_runjournal_v1_records, 16);
 
 /**
  * Payload of `runjournal.v1.claim`: a worker took over the run. Diagnostic
@@ -847,7 +894,7 @@ export type ClaimNotice = Message<"runjournal.v1.ClaimNotice"> & {
  * Use `create(ClaimNoticeSchema)` to create a new message.
  */
 export const ClaimNoticeSchema: GenMessage<ClaimNotice> = /*@__PURE__*/
-  messageDesc(file_runjournal_v1_records, 16);
+  messageDesc(file_runjournal_v1_records, 17);
 
 /**
  * Payload of `runjournal.v1.terminal`: why the run stopped. It describes the
@@ -876,7 +923,7 @@ export type Terminal = Message<"runjournal.v1.Terminal"> & {
  * Use `create(TerminalSchema)` to create a new message.
  */
 export const TerminalSchema: GenMessage<Terminal> = /*@__PURE__*/
-  messageDesc(file_runjournal_v1_records, 17);
+  messageDesc(file_runjournal_v1_records, 18);
 
 /**
  * Payload of `runjournal.v1.reconfigure`: a resume crossed a fingerprint
@@ -911,7 +958,7 @@ export type Reconfigure = Message<"runjournal.v1.Reconfigure"> & {
  * Use `create(ReconfigureSchema)` to create a new message.
  */
 export const ReconfigureSchema: GenMessage<Reconfigure> = /*@__PURE__*/
-  messageDesc(file_runjournal_v1_records, 18);
+  messageDesc(file_runjournal_v1_records, 19);
 
 /**
  * Payload of `runjournal.v1.note`: progress for people and UIs. Always
@@ -940,7 +987,7 @@ export type Note = Message<"runjournal.v1.Note"> & {
  * Use `create(NoteSchema)` to create a new message.
  */
 export const NoteSchema: GenMessage<Note> = /*@__PURE__*/
-  messageDesc(file_runjournal_v1_records, 19);
+  messageDesc(file_runjournal_v1_records, 20);
 
 /**
  * The author of a conversation message.
