@@ -177,6 +177,15 @@ class FakeJournal(Scripted, journal_service_pb2_grpc.JournalServiceServicer):  #
             )
             yield pb.ReadResponse(record=record, stored_line=f"line {seq}".encode())
 
+    def ForkRun(self, request: pb.ForkRunRequest, context: grpc.ServicerContext) -> pb.ForkRunResponse:
+        self._enter("ForkRun", request, context)
+        origin = records_pb2.ForkOrigin(run_id=request.run_id, seq=request.at_seq, prefix_sha256="ab" * 32)
+        return pb.ForkRunResponse(run_id=request.new_run_id, last_seq=request.at_seq, forked_from=origin)
+
+    def DeleteRun(self, request: pb.DeleteRunRequest, context: grpc.ServicerContext) -> pb.DeleteRunResponse:
+        self._enter("DeleteRun", request, context)
+        return pb.DeleteRunResponse(last_seq=request.expected_last_seq, deleted=True)
+
 
 @dataclass
 class FakeTasks(Scripted, task_service_pb2_grpc.TaskServiceServicer):  # type: ignore[misc]
@@ -210,6 +219,10 @@ class FakeTasks(Scripted, task_service_pb2_grpc.TaskServiceServicer):  # type: i
     def ListTasks(self, request: tpb.ListTasksRequest, context: grpc.ServicerContext) -> tpb.ListTasksResponse:
         self._enter("ListTasks", request, context)
         return self.pages[request.page_token]
+
+    def DeleteTask(self, request: tpb.DeleteTaskRequest, context: grpc.ServicerContext) -> tpb.DeleteTaskResponse:
+        self._enter("DeleteTask", request, context)
+        return tpb.DeleteTaskResponse(deleted=True)
 
 
 @dataclass

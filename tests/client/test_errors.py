@@ -66,6 +66,12 @@ REASON_CASES: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
     "STORAGE_UNAVAILABLE": ({"run_id": "r1"}, {"run_id": "r1"}),
     "UNAUTHENTICATED": ({}, {}),
     "PERMISSION_DENIED": ({"run_id": "r1"}, {"run_id": "r1"}),
+    "RUN_DELETED": ({"run_id": "r1", "last_seq": "9"}, {"run_id": "r1", "last_seq": 9}),
+    "LAST_SEQ_MISMATCH": (
+        {"run_id": "r1", "last_seq": "10", "expected_last_seq": "9"},
+        {"run_id": "r1", "last_seq": 10, "expected_last_seq": 9},
+    ),
+    "TASK_DELETED": ({"task_id": "t4"}, {"task_id": "t4"}),
 }
 
 

@@ -6,14 +6,24 @@ bytes for the same arguments and differ only in how they wait.
 
 from __future__ import annotations
 
+import datetime
 import enum
 import os
 import socket
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final, cast
 
+from google.protobuf import timestamp_pb2
+
 from runjournal._builders import DecisionLike, content_of, decision_value, enum_value
-from runjournal.errors import AlreadyAnsweredError, AlreadyCompletedError, AlreadyDecidedError, RunJournalError
+from runjournal.errors import (
+    AlreadyAnsweredError,
+    AlreadyCompletedError,
+    AlreadyDecidedError,
+    RunExistsError,
+    RunJournalError,
+)
 from runjournal.fingerprint import canonical_json
 from runjournal.v1 import journal_service_pb2, records_pb2, state_pb2, task_service_pb2
 
@@ -178,6 +188,21 @@ def is_same_answer(stored: records_pb2.JournalRecord, request: journal_service_p
     )
 
 
+TimeLike = datetime.datetime | timestamp_pb2.Timestamp
+"""A point in time: an aware ``datetime`` (a naive one is refused), or a ``Timestamp`` message."""
+
+
+def timestamp_of(value: TimeLike) -> timestamp_pb2.Timestamp:
+    if isinstance(value, timestamp_pb2.Timestamp):
+        return value
+    if value.tzinfo is None:
+        # A naive datetime is local time to some and UTC to others: retention deletes by it, so say which.
+        raise ValueError("stopped_before must be timezone-aware (e.g. datetime.now(timezone.utc))")
+    stamp = timestamp_pb2.Timestamp()
+    stamp.FromDatetime(value.astimezone(datetime.UTC))
+    return stamp
+
+
 def list_runs_request(
     page_size: int,
     page_token: str,
@@ -185,15 +210,21 @@ def list_runs_request(
     labels: Mapping[str, str] | None,
     waiting_for_person: bool = False,
     task_id: str = "",
+    parent_run_id: str = "",
+    stopped_before: TimeLike | None = None,
 ) -> journal_service_pb2.ListRunsRequest:
-    return journal_service_pb2.ListRunsRequest(
+    request = journal_service_pb2.ListRunsRequest(
         page_size=page_size,
         page_token=page_token,
         status=run_status_value(status),
         labels=dict(labels or {}),
         waiting_for_person=waiting_for_person,
         task_id=task_id,
+        parent_run_id=parent_run_id,
     )
+    if stopped_before is not None:
+        request.stopped_before.CopyFrom(timestamp_of(stopped_before))
+    return request
 
 
 def read_request(run_id: str, from_seq: int) -> journal_service_pb2.ReadRequest:
@@ -213,6 +244,137 @@ def read_item(response: journal_service_pb2.ReadResponse) -> tuple[int, records_
     if not record.seq:
         record.seq = seq
     return seq, record, response.stored_line
+
+
+# --- watching -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WatchedRecord:
+    """One record of a watch: its seq (where a resumed watch goes on from), the record and its stored line."""
+
+    seq: int
+    record: records_pb2.JournalRecord
+    stored_line: bytes
+
+
+@dataclass(frozen=True)
+class CaughtUp:
+    """The end of a watch's stored part: everything stored when it began has been yielded; live items follow.
+
+    ``head_seq`` is the run's last seq at that moment (``watch``), 0 for ``watch_runs``.
+    """
+
+    head_seq: int
+
+
+WatchItem = WatchedRecord | CaughtUp
+"""What ``watch`` yields."""
+RunsItem = state_pb2.RunSummary | CaughtUp | journal_service_pb2.RunLeft
+"""What ``watch_runs`` yields: a matching run as it is now, the caught-up marker, or a run that left."""
+
+
+def watch_request(run_id: str, after_seq: int) -> journal_service_pb2.WatchRequest:
+    return journal_service_pb2.WatchRequest(run_id=run_id, after_seq=after_seq)
+
+
+def watch_runs_request(
+    status: RunStatusLike,
+    labels: Mapping[str, str] | None,
+    waiting_for_person: bool,
+    task_id: str,
+    parent_run_id: str,
+) -> journal_service_pb2.WatchRunsRequest:
+    return journal_service_pb2.WatchRunsRequest(
+        status=run_status_value(status),
+        labels=dict(labels or {}),
+        waiting_for_person=waiting_for_person,
+        task_id=task_id,
+        parent_run_id=parent_run_id,
+    )
+
+
+class RunsResume:
+    """What a ``watch_runs`` stream has told its caller, so a resumed stream tells only what changed.
+
+    After a transport failure the server sends every matching run again, then
+    ``caught_up``: a summary equal to the one last yielded is not repeated, and
+    at that ``caught_up`` every run yielded before but not sent again has left
+    while the stream was down (``deleted`` False: a resumed stream cannot tell
+    a deleted run from one that stopped matching).
+    """
+
+    def __init__(self) -> None:
+        self._shown: dict[str, state_pb2.RunSummary] = {}
+        self._resent: set[str] | None = None
+        self._caught_up = False
+
+    def resuming(self) -> None:
+        """A new stream begins after a failure: its stored part is compared with what was shown."""
+        self._resent = set()
+
+    def items(self, response: journal_service_pb2.WatchRunsResponse) -> list[RunsItem]:
+        """What to yield for one item of the stream (nothing for a repeat)."""
+        kind = response.WhichOneof("event")
+        if kind == "run":
+            run = response.run
+            if self._resent is not None:
+                self._resent.add(run.run_id)
+            if self._shown.get(run.run_id) == run:
+                return []
+            self._shown[run.run_id] = run
+            return [run]
+        if kind == "left":
+            self._shown.pop(response.left.run_id, None)
+            return [response.left]
+        if kind == "caught_up":
+            gone: list[RunsItem] = []
+            if self._resent is not None:
+                for run_id in sorted(set(self._shown) - self._resent):
+                    del self._shown[run_id]
+                    gone.append(journal_service_pb2.RunLeft(run_id=run_id, deleted=False))
+                self._resent = None
+            if self._caught_up:
+                return gone
+            self._caught_up = True
+            return [*gone, CaughtUp(head_seq=response.caught_up.head_seq)]
+        return []  # an item of a kind this client does not know (a newer server)
+
+
+def watch_item(response: journal_service_pb2.WatchResponse) -> WatchItem | None:
+    """A Watch item as the client yields it; None for a kind this client does not know (a newer server)."""
+    kind = response.WhichOneof("event")
+    if kind == "record":
+        seq, record, line = read_item(response.record)
+        return WatchedRecord(seq=seq, record=record, stored_line=line)
+    if kind == "caught_up":
+        return CaughtUp(head_seq=response.caught_up.head_seq)
+    return None
+
+
+def fork_run_request(run_id: str, at_seq: int, new_run_id: str) -> journal_service_pb2.ForkRunRequest:
+    return journal_service_pb2.ForkRunRequest(run_id=run_id, at_seq=at_seq, new_run_id=new_run_id)
+
+
+def fork_landed(err: RunJournalError, request: journal_service_pb2.ForkRunRequest) -> bool:
+    """True when ``err`` is the refusal a resent ForkRun meets if its first attempt created the fork."""
+    return isinstance(err, RunExistsError) and err.run_id == request.new_run_id
+
+
+def own_fork(
+    meta: records_pb2.JournalRecord | None, request: journal_service_pb2.ForkRunRequest
+) -> journal_service_pb2.ForkRunResponse | None:
+    """The answer our lost first attempt got, when ``meta`` (record 1 of the new run) says it made the fork."""
+    if meta is None or meta.WhichOneof("payload") != "meta" or not meta.meta.HasField("forked_from"):
+        return None
+    origin = meta.meta.forked_from
+    if origin.run_id != request.run_id or (request.at_seq and origin.seq != request.at_seq):
+        return None
+    return journal_service_pb2.ForkRunResponse(run_id=request.new_run_id, last_seq=origin.seq, forked_from=origin)
+
+
+def delete_run_request(run_id: str, expected_last_seq: int) -> journal_service_pb2.DeleteRunRequest:
+    return journal_service_pb2.DeleteRunRequest(run_id=run_id, expected_last_seq=expected_last_seq)
 
 
 # --- tasks --------------------------------------------------------------------
@@ -274,6 +436,10 @@ def list_tasks_request(
         state=task_state_value(state),
         labels=dict(labels or {}),
     )
+
+
+def delete_task_request(task_id: str) -> task_service_pb2.DeleteTaskRequest:
+    return task_service_pb2.DeleteTaskRequest(task_id=task_id)
 
 
 def is_same_outcome(stored: task_service_pb2.Task, request: task_service_pb2.CompleteTaskRequest) -> bool:

@@ -71,3 +71,24 @@ class Attempts:
         delay = self._policy.backoff_seconds(self.made, self._rng)
         self.made += 1
         return delay
+
+    def delay_after_end(self) -> float:
+        """As ``delay_after``, for a stream meant to last until cancelled that the server ended OK.
+
+        A watch never ends by itself, so an end is a server going away (or a
+        proxy closing an idle stream): resumed like a transport failure.
+        """
+        return self.delay_after(_StreamEnded())
+
+
+class _StreamEnded(grpc.RpcError):
+    """A watch stream that ended OK: retried as a reason-less UNAVAILABLE, raised as ``UnavailableError``."""
+
+    def code(self) -> grpc.StatusCode:
+        return grpc.StatusCode.UNAVAILABLE
+
+    def details(self) -> str:
+        return "the server ended a watch stream"
+
+    def trailing_metadata(self) -> tuple[tuple[str, str | bytes], ...]:
+        return ()

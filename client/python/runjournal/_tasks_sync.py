@@ -83,6 +83,17 @@ class TaskClient(_SyncClient):
         response = self._call(self._stub.GetTask, _common.get_task_request(task_id), timeout)
         return response.task
 
+    def delete(self, task_id: str, *, timeout: float | None = None) -> bool:
+        """Deletes the task's request and outcome; True when this call deleted it.
+
+        The id is never used again (``TaskDeletedError``); runs that name the
+        task are kept. Deleting a deleted task again answers False, so a
+        transport retry is safe (and answers False when the lost first attempt
+        deleted it). With token auth on it needs the ``operator`` scope.
+        """
+        response = self._call(self._stub.DeleteTask, _common.delete_task_request(task_id), timeout)
+        return bool(response.deleted)
+
     def list(
         self,
         page_size: int = 0,

@@ -22,7 +22,7 @@ import grpc.aio  # unasync: drop
 from runjournal import _common
 from runjournal._builders import DecisionLike
 from runjournal._client_aio import _AsyncClient
-from runjournal._common import OutOfBandRequest, RunStatusLike
+from runjournal._common import OutOfBandRequest, RunsItem, RunStatusLike, TimeLike, WatchItem
 from runjournal._tasks_aio import AsyncTaskClient
 from runjournal.errors import RunJournalError
 from runjournal.v1 import journal_service_pb2, journal_service_pb2_grpc, records_pb2, state_pb2
@@ -160,15 +160,22 @@ class AsyncJournalClient(_AsyncClient):
         *,
         waiting_for_person: bool = False,
         task_id: str = "",
+        parent_run_id: str = "",
+        stopped_before: TimeLike | None = None,
         timeout: float | None = None,
     ) -> journal_service_pb2.ListRunsResponse:
         """One page of runs, newest first.
 
         ``waiting_for_person`` keeps only runs with a call waiting for a person
         (listed in each summary's ``waiting_calls``); ``task_id`` only runs whose
-        meta names that task.
+        meta names that task; ``parent_run_id`` only runs forked from that run;
+        ``stopped_before`` (an aware ``datetime`` or a ``Timestamp``) only
+        stopped runs whose last record was stored before then, what retention
+        and ``runjournal gc`` delete.
         """
-        request = _common.list_runs_request(page_size, page_token, status, labels, waiting_for_person, task_id)
+        request = _common.list_runs_request(
+            page_size, page_token, status, labels, waiting_for_person, task_id, parent_run_id, stopped_before
+        )
         return await self._call(self._stub.ListRuns, request, timeout)
 
     async def iter_runs(
@@ -179,9 +186,11 @@ class AsyncJournalClient(_AsyncClient):
         *,
         waiting_for_person: bool = False,
         task_id: str = "",
+        parent_run_id: str = "",
+        stopped_before: TimeLike | None = None,
         timeout: float | None = None,
     ) -> AsyncIterator[state_pb2.RunSummary]:
-        """Every run matching the filters, across all pages (one call per page)."""
+        """Every run matching the filters (as ``list_runs``), across all pages (one call per page)."""
         token = ""
         while True:
             page = await self.list_runs(
@@ -191,6 +200,8 @@ class AsyncJournalClient(_AsyncClient):
                 labels,
                 waiting_for_person=waiting_for_person,
                 task_id=task_id,
+                parent_run_id=parent_run_id,
+                stopped_before=stopped_before,
                 timeout=timeout,
             )
             for summary in page.runs:  # unasync: yield from page.runs
@@ -242,6 +253,122 @@ class AsyncJournalClient(_AsyncClient):
             finally:
                 call.cancel()
             await asyncio.sleep(delay)
+
+    async def watch(self, run_id: str, after_seq: int = 0) -> AsyncGenerator[WatchItem, None]:
+        """Follows the run: its stored records after ``after_seq``, one ``CaughtUp``, then each new record.
+
+        Yields ``WatchedRecord`` items in seq order, with no gap and no
+        duplicate, and ``CaughtUp`` once, when the records stored at the start
+        have all been yielded. It never ends by itself: stop iterating (or
+        ``aclose()`` it) to cancel the stream. The stream has no deadline.
+
+        A transport failure (UNAVAILABLE or DEADLINE_EXCEEDED without a reason,
+        a stream the server ended) watches again from the last seq yielded,
+        within the retry policy, whose attempts start over once an item
+        arrives: so a watch survives any number of disconnects that are not
+        back to back. A refusal is raised and never resumed: ``RunDeletedError``
+        also when the run is deleted while watched.
+        """
+        attempts = self._attempts()
+        last_seq = after_seq
+        caught_up = False
+        while True:
+            call = self._stub.Watch(_common.watch_request(run_id, last_seq), metadata=self._metadata)
+            try:
+                async for response in call:
+                    attempts = self._attempts()
+                    item = _common.watch_item(response)
+                    if isinstance(item, _common.WatchedRecord):
+                        last_seq = item.seq
+                        yield item
+                    elif isinstance(item, _common.CaughtUp) and not caught_up:
+                        # A resumed stream catches up again; the caller was told once.
+                        caught_up = True
+                        yield item
+                delay = attempts.delay_after_end()
+            except grpc.RpcError as err:
+                delay = attempts.delay_after(err)
+            finally:
+                call.cancel()
+            await asyncio.sleep(delay)
+
+    async def watch_runs(
+        self,
+        status: RunStatusLike = 0,
+        labels: Mapping[str, str] | None = None,
+        *,
+        waiting_for_person: bool = False,
+        task_id: str = "",
+        parent_run_id: str = "",
+    ) -> AsyncGenerator[RunsItem, None]:
+        """Follows the listing: every matching run's ``RunSummary``, one ``CaughtUp``, then each change.
+
+        The filters are ``list_runs``'s. A run that changes is yielded again as
+        it is now (a slow reader may miss intermediate states, never get a
+        stale one); a run that stops matching, or is deleted, is yielded once
+        as a ``RunLeft`` message. It never ends by itself, and has no deadline.
+
+        A transport failure watches again, within the retry policy (its
+        attempts start over once an item arrives): the resumed stream's
+        summaries that equal what was yielded are not repeated, and a run
+        yielded before that is not sent again is yielded as ``RunLeft`` with
+        ``deleted`` False. ``CaughtUp`` is yielded once.
+        """
+        request = _common.watch_runs_request(status, labels, waiting_for_person, task_id, parent_run_id)
+        attempts = self._attempts()
+        shown = _common.RunsResume()
+        while True:
+            call = self._stub.WatchRuns(request, metadata=self._metadata)
+            try:
+                async for response in call:
+                    attempts = self._attempts()
+                    for item in shown.items(response):  # unasync: yield from shown.items(response)
+                        yield item  # unasync: drop
+                delay = attempts.delay_after_end()
+            except grpc.RpcError as err:
+                delay = attempts.delay_after(err)
+            finally:
+                call.cancel()
+            shown.resuming()
+            await asyncio.sleep(delay)
+
+    async def fork_run(
+        self, run_id: str, at_seq: int, new_run_id: str, *, timeout: float | None = None
+    ) -> journal_service_pb2.ForkRunResponse:
+        """Branches ``run_id`` at ``at_seq`` (0: its last record) into the new run ``new_run_id``.
+
+        The fork's records 2..at_seq are the source's; its meta's
+        ``forked_from`` names the source, the seq and the hash of the copied
+        prefix; the source is unchanged. When a transport failure hid the reply
+        of an attempt that created the fork, the resent request is refused
+        RUN_EXISTS; if the new run's meta says it is our fork, that answer is
+        returned instead of ``RunExistsError``.
+        """
+        request = _common.fork_run_request(run_id, at_seq, new_run_id)
+        attempts = self._attempts()
+        try:
+            return await self._call(self._stub.ForkRun, request, timeout, attempts)
+        except RunJournalError as err:
+            if attempts.made == 1 or not _common.fork_landed(err, request):
+                raise
+            own = _common.own_fork(await self._record_at(new_run_id, 1, timeout), request)
+            if own is None:
+                raise
+            return own
+
+    async def delete_run(
+        self, run_id: str, expected_last_seq: int, *, timeout: float | None = None
+    ) -> journal_service_pb2.DeleteRunResponse:
+        """Deletes the run if its last seq is still ``expected_last_seq``; ``LastSeqMismatchError`` if not.
+
+        The run id is never used again (``RunDeletedError`` for every later
+        call). Deleting a deleted run answers ``deleted`` False with its last
+        seq, so a transport retry is safe; after one, ``deleted`` may be False
+        even though this call's lost first attempt deleted it. With token auth
+        on it needs the ``operator`` scope.
+        """
+        request = _common.delete_run_request(run_id, expected_last_seq)
+        return await self._call(self._stub.DeleteRun, request, timeout)
 
     # --- plumbing -------------------------------------------------------------
 

@@ -180,6 +180,30 @@ class RunExistsError(RunJournalError):
     REASON = "RUN_EXISTS"
 
 
+class RunDeletedError(RunJournalError):
+    """RUN_DELETED: the run was deleted (``delete_run`` or retention); its id is never used again.
+
+    ``last_seq`` is the run's last seq when it was deleted. A watch of the run
+    ends with it when the run is deleted while watched.
+    """
+
+    REASON = "RUN_DELETED"
+
+
+class LastSeqMismatchError(RunJournalError):
+    """LAST_SEQ_MISMATCH: ``delete_run``'s ``expected_last_seq`` is not the run's last seq; nothing was deleted.
+
+    Something was appended after the caller looked (``last_seq`` is the run's
+    now): look at the run again before deleting it.
+    """
+
+    REASON = "LAST_SEQ_MISMATCH"
+
+    @property
+    def expected_last_seq(self) -> int | None:
+        return self._int("expected_last_seq")
+
+
 class SeqGapError(RunJournalError):
     """SEQ_GAP: the record's seq is beyond ``last_seq + 1``."""
 
@@ -312,6 +336,12 @@ class AlreadyCompletedError(RunJournalError):
         return None
 
 
+class TaskDeletedError(RunJournalError):
+    """TASK_DELETED: the task was deleted; its id is never used again."""
+
+    REASON = "TASK_DELETED"
+
+
 class StorageFullError(RunJournalError):
     """STORAGE_FULL: the server's store is full; nothing was written."""
 
@@ -379,6 +409,8 @@ REASON_ERRORS: dict[str, type[RunJournalError]] = {
         ResponseTooLargeError,
         RunNotFoundError,
         RunExistsError,
+        RunDeletedError,
+        LastSeqMismatchError,
         SeqGapError,
         SeqConflictError,
         RunClaimedError,
@@ -393,6 +425,7 @@ REASON_ERRORS: dict[str, type[RunJournalError]] = {
         TaskNotFoundError,
         TaskConflictError,
         AlreadyCompletedError,
+        TaskDeletedError,
         StorageFullError,
         StorageUnavailableError,
         UnauthenticatedError,
@@ -481,12 +514,14 @@ __all__ = [
     "DeadlineExceededError",
     "InvalidArgumentError",
     "InvalidRecordError",
+    "LastSeqMismatchError",
     "NotDeferredError",
     "PermissionDeniedError",
     "RecordTooLargeError",
     "ResponseTooLargeError",
     "ResumeRefusedError",
     "RunClaimedError",
+    "RunDeletedError",
     "RunExistsError",
     "RunJournalError",
     "RunLockedError",
@@ -497,6 +532,7 @@ __all__ = [
     "StorageFullError",
     "StorageUnavailableError",
     "TaskConflictError",
+    "TaskDeletedError",
     "TaskNotFoundError",
     "UnauthenticatedError",
     "UnavailableError",
