@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import resource
 import signal
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -23,6 +25,9 @@ from runjournal_server.observing import NO_OBSERVER
 from runjournal_server.runs import Runs
 from runjournal_server.service import JournalServicer, TaskServicer, add_to_server
 from runjournal_server.tasks import MAX_TASK_DOCUMENT_BYTES, Tasks
+
+if TYPE_CHECKING:
+    from runjournal_server.tracing import Tracing
 
 log = logging.getLogger("runjournal")
 
@@ -172,6 +177,20 @@ def _start_metrics(metrics: Metrics | None, config: Config) -> MetricsEndpoint |
         raise ServerStartError(f"cannot serve metrics on {config.metrics_listen}: {err.strerror or err}") from err
 
 
+def _start_tracing(config: Config) -> Tracing | None:
+    """The server's span exporter when tracing is on; only then is OpenTelemetry imported (see tracing.py)."""
+    if not config.tracing:
+        return None
+    try:
+        from runjournal_server.tracing import Tracing, TracingConfigError
+    except ModuleNotFoundError as err:
+        raise ServerStartError(f"tracing needs pip install 'runjournal[otel]' (missing module {err.name!r})") from err
+    try:
+        return Tracing(os.environ)
+    except TracingConfigError as err:
+        raise ServerStartError(str(err)) from err
+
+
 async def serve(
     config: Config,
     *,
@@ -184,6 +203,7 @@ async def serve(
     ``on_metrics_ready`` the metrics address (when ``metrics_listen`` is set).
     """
     tokens = _load_tokens(config)
+    tracing = _start_tracing(config)
     fd_limit = raise_fd_limit()
     max_open = open_journal_bound(config, fd_limit)
     log.info("keeping at most %d open journals (file-descriptor limit %d)", max_open, fd_limit)
@@ -209,11 +229,21 @@ async def serve(
     )
     if metrics is not None:
         metrics.watch(lambda: runs.open_journals, lambda: runs.warm_bytes)
+    try:
+        await backend.follow(runs.events.stored)  # what other replicas store reaches this server's watchers
+    except JournalError as err:
+        await backend.close()
+        executor.shutdown(wait=False)
+        raise ServerStartError(f"the {config.backend} backend cannot start: {err}") from err
     # Calls beyond the cap are refused RESOURCE_EXHAUSTED at once instead of each holding a request in memory.
     server = grpc.aio.server(
         options=grpc_options(config),
         maximum_concurrent_rpcs=config.max_concurrent_rpcs,
-        interceptors=[metrics.interceptor()] if metrics is not None else None,
+        interceptors=[
+            *([metrics.interceptor()] if metrics is not None else []),
+            *(tracing.interceptors() if tracing is not None else []),
+        ]
+        or None,
     )
     add_to_server(JournalServicer(runs, tokens, metrics or NO_OBSERVER), JOURNAL_SERVICE, server)
     add_to_server(TaskServicer(Tasks(backend.task_store()), tokens), TASK_SERVICE, server)
@@ -264,5 +294,7 @@ async def serve(
         await backend.close()
         if endpoint is not None:
             endpoint.close()
+        if tracing is not None:
+            await loop.run_in_executor(executor, tracing.close)  # exports the spans still queued
         executor.shutdown(wait=True)
         log.info("stopped; every journal lock released")

@@ -121,6 +121,13 @@ SETTINGS: tuple[Setting, ...] = (
         "address to serve Prometheus metrics on at /metrics (HOST:PORT); empty: no metrics",
     ),
     Setting(
+        "tracing",
+        _bool,
+        False,
+        "export an OpenTelemetry span per RPC over OTLP, configured by the standard OTEL_* variables "
+        "(needs runjournal[otel])",
+    ),
+    Setting(
         "max_record_bytes",
         _positive_int,
         None,
@@ -198,6 +205,8 @@ class Config:
     listen: str = "127.0.0.1:50051"
     metrics_listen: str = ""
     """Empty: no metrics endpoint."""
+    tracing: bool = False
+    """Off: OpenTelemetry is never imported (see tracing.py)."""
     max_record_bytes: int | None = None
     """None: the backend's default (see ``record_limit``); set, a limit the backend must carry or refuse to start."""
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES
