@@ -2,7 +2,9 @@
 
 ``runs list``, ``runs show``, ``inbox``, ``answer`` and ``approve`` talk to a
 running server through ``JournalClient``, sending ``$RUNJOURNAL_TOKEN`` as the
-bearer token when it is set; they need only ``pip install runjournal``.
+bearer token when it is set; they need only ``pip install runjournal``. So do
+the run-lifecycle commands of ``lifecycle_cli`` (``runs watch``, ``runs fork``,
+``runs delete``, ``gc``, ``inbox --watch``), registered here.
 
 ``serve``, ``migrate`` and ``dev-nats`` belong to the server package
 (``runjournal_server.cli``). ``main`` hands them over whole, their flags
@@ -18,14 +20,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from runjournal import JournalClient
+from runjournal import lifecycle_cli
+from runjournal._cli_support import TOKEN_ENV
+from runjournal._cli_support import add_address as _add_address
+from runjournal._cli_support import client_of as _client
+from runjournal._cli_support import label as _label
 from runjournal.errors import RunJournalError
 from runjournal.render import render_inbox, render_state, safe_text
 from runjournal.v1 import state_pb2
-
-DEFAULT_ADDRESS = "127.0.0.1:50051"
-TOKEN_ENV = "RUNJOURNAL_TOKEN"
-"""The bearer token the people's commands send, when the server has token auth on."""
 
 SERVER_COMMANDS: dict[str, str] = {
     "serve": "run the gRPC journal server",
@@ -44,6 +46,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The top level takes no option but -h, so a server command is always the first word.
     if words and words[0] in SERVER_COMMANDS:
         return _server_command(words)
+    if words and words[0] == "web":
+        from runjournal.web.command import main as web_main  # imports the web extra only when it runs
+
+        return web_main(words[1:])
     parser = _parser()
     args = parser.parse_args(words)
     if not getattr(args, "command", None):
@@ -103,6 +109,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_address(show)
     show.add_argument("run_id")
     show.set_defaults(handler=_runs_show)
+    lifecycle_cli.add_runs_commands(runs_commands)
 
     answer = commands.add_parser("answer", help="answer a deferred tool call")
     _add_address(answer)
@@ -120,6 +127,7 @@ def _parser() -> argparse.ArgumentParser:
         "--label", action="append", default=[], type=_label, metavar="KEY=VALUE", help="only runs with label"
     )
     inbox.add_argument("--task", default="", metavar="TASK_ID", help="only runs serving this task")
+    inbox.add_argument("--watch", action="store_true", help="keep the inbox live: print each change (Ctrl-C stops)")
     inbox.set_defaults(handler=_inbox)
 
     approve = commands.add_parser("approve", help="approve or deny a tool call that waits for a decision")
@@ -134,14 +142,12 @@ def _parser() -> argparse.ArgumentParser:
         "--approver", help=f'who decides (default: $USER, else "cli"; with ${TOKEN_ENV} set, the token\'s name)'
     )
     approve.set_defaults(handler=_approve)
+    lifecycle_cli.add_gc_command(commands)
 
+    commands.add_parser("web", help="serve the web inbox in a browser (needs the web extra)", add_help=False)
     commands.add_parser("migrate", help=SERVER_COMMANDS["migrate"], add_help=False)
     commands.add_parser("dev-nats", help=SERVER_COMMANDS["dev-nats"], add_help=False)
     return parser
-
-
-def _add_address(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--address", default=DEFAULT_ADDRESS, help=f"server address (default {DEFAULT_ADDRESS})")
 
 
 def _runs_list(args: argparse.Namespace) -> int:
@@ -184,6 +190,8 @@ def _answer(args: argparse.Namespace) -> int:
 
 
 def _inbox(args: argparse.Namespace) -> int:
+    if args.watch:
+        return lifecycle_cli.watch_inbox(args)
     with _client(args) as client:
         print(render_inbox(client.inbox(labels=dict(args.label), task_id=args.task)))
     return 0
@@ -199,21 +207,3 @@ def _approve(args: argparse.Namespace) -> int:
     who = safe_text(approver or "the token holder")
     print(f"{args.decision} {safe_text(args.call_id)} in run {safe_text(args.run_id)} at seq {seq} (by {who})")
     return 0
-
-
-def _client(args: argparse.Namespace) -> JournalClient:
-    """A client of ``--address``, sending ``$RUNJOURNAL_TOKEN`` as its bearer token when set.
-
-    The token comes from the environment only: a command-line flag would show
-    it to every user of the machine in the process list.
-    """
-    token = os.environ.get(TOKEN_ENV, "")
-    metadata = [("authorization", f"Bearer {token}")] if token else []
-    return JournalClient(args.address, metadata=metadata)
-
-
-def _label(text: str) -> tuple[str, str]:
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
-    return key, value

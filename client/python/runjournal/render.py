@@ -1,4 +1,5 @@
-"""Readable text views for people: a folded run (``runjournal runs show``) and the inbox (``runjournal inbox``).
+"""Readable text views for people: a folded run (``runjournal runs show``), the inbox (``runjournal inbox``),
+one line per record (``runjournal runs watch``) and the inbox's changes (``runjournal inbox --watch``).
 
 Everything in a journal was written by a worker or a model, so every journal
 string shown here passes through ``safe_text`` first: a raw newline in a
@@ -15,6 +16,8 @@ from collections.abc import Iterable
 from runjournal.v1 import records_pb2, state_pb2
 
 PREVIEW_CHARS = 2000
+LINE_PREVIEW_CHARS = 200
+"""How much of a text one line of ``render_record`` shows."""
 
 _UNSAFE = re.compile(
     "["
@@ -93,19 +96,27 @@ def render_state(state: state_pb2.RunState) -> str:
     return "\n".join(lines)
 
 
+INBOX_HEADER = f"{'RUN':<40} {'CALL':<24} {'TOOL':<16} {'WAITING FOR':<11} {'EXPECTED':<16} REASON"
+
+
+def inbox_row(run_id: str, call: state_pb2.WaitingCall) -> str:
+    """One call waiting for a person, in the inbox's columns."""
+    # Escaped before padding, so the columns count what is shown.
+    return (
+        f"{safe_text(run_id):<40} {safe_text(call.tool_use_id):<24} {safe_text(call.tool_name):<16} "
+        f"{_waiting_for(call.waiting_for):<11} {safe_text(call.expected_answerer or '-'):<16} "
+        f"{safe_text(call.reason)}"
+    )
+
+
 def render_inbox(runs: Iterable[state_pb2.RunSummary]) -> str:
     """One line per call waiting for a person, run by run (newest first), with what to run next."""
-    lines = [f"{'RUN':<40} {'CALL':<24} {'TOOL':<16} {'WAITING FOR':<11} {'EXPECTED':<16} REASON"]
+    lines = [INBOX_HEADER]
     count = 0
     for run in runs:
         for call in run.waiting_calls:
             count += 1
-            # Escaped before padding, so the columns count what is shown.
-            lines.append(
-                f"{safe_text(run.run_id):<40} {safe_text(call.tool_use_id):<24} {safe_text(call.tool_name):<16} "
-                f"{_waiting_for(call.waiting_for):<11} {safe_text(call.expected_answerer or '-'):<16} "
-                f"{safe_text(call.reason)}"
-            )
+            lines.append(inbox_row(run.run_id, call))
     if not count:
         return "nothing waits for a person"
     lines.append("")
@@ -113,6 +124,81 @@ def render_inbox(runs: Iterable[state_pb2.RunSummary]) -> str:
     lines.append(f"  {_how_to(state_pb2.WAITING_FOR_ANSWER, 'RUN', 'CALL')}")
     lines.append(f"  {_how_to(state_pb2.WAITING_FOR_DECISION, 'RUN', 'CALL')}")
     return "\n".join(lines)
+
+
+def inbox_changes(
+    run_id: str, before: Iterable[state_pb2.WaitingCall], after: Iterable[state_pb2.WaitingCall]
+) -> list[str]:
+    """What changed in one run's waiting calls: ``+`` and a row for a call that waits now, ``-`` for one that
+    no longer does (answered, decided, or the run left the inbox)."""
+    old = {call.tool_use_id: call for call in before}
+    new = {call.tool_use_id: call for call in after}
+    lines = [f"- {safe_text(run_id)} {safe_text(call_id)}: no longer waits" for call_id in old if call_id not in new]
+    lines += [f"+ {inbox_row(run_id, call)}" for call_id, call in new.items() if old.get(call_id) != call]
+    return lines
+
+
+def render_record(seq: int, record: records_pb2.JournalRecord) -> str:
+    """One journal record on one line: its seq, its kind and what it says (previewed, escaped)."""
+    kind = record.WhichOneof("payload")
+    return f"{seq:>6} {kind or '(unknown kind)':<11} {_record_gist(record, kind)}".rstrip()
+
+
+def _record_gist(record: records_pb2.JournalRecord, kind: str | None) -> str:
+    if kind == "meta":
+        meta = record.meta
+        fork = meta.forked_from
+        origin = f"  forked from {safe_text(fork.run_id)} at seq {fork.seq}" if meta.HasField("forked_from") else ""
+        return f"run {safe_text(meta.run_id)} {safe_text(meta.fingerprint.provider)}/" + (
+            f"{safe_text(meta.fingerprint.model)}{origin}"
+        )
+    if kind == "assistant":
+        stop = records_pb2.StopReason.Name(record.assistant.stop_reason).removeprefix("STOP_REASON_").lower()
+        return f"iteration {record.assistant.iteration} ({stop}): {_blocks(record.assistant.content)}"
+    if kind == "user":
+        return _blocks(record.user.content)
+    if kind == "tool_result":
+        result = record.tool_result
+        status = "error" if result.is_error else "ok"
+        by = f" by {safe_text(result.answered_by)}" if result.answered_by else ""
+        return f"[{safe_text(result.tool_use_id)}] {status}{by}: {_blocks(result.content)}"
+    if kind == "deferral":
+        deferral = record.deferral
+        needs = " needs approval" if deferral.needs_approval else ""
+        return f"[{safe_text(deferral.tool_use_id)}]{needs}: {safe_text(_short(deferral.reason))}"
+    if kind == "approval":
+        approval = record.approval
+        decision = records_pb2.Decision.Name(approval.decision).removeprefix("DECISION_").lower()
+        return f"[{safe_text(approval.tool_use_id)}] {decision} by {safe_text(approval.approver)}" + (
+            f": {safe_text(_short(approval.reason))}" if approval.reason else ""
+        )
+    if kind == "claim":
+        claim = record.claim
+        return f"by {safe_text(claim.worker_id)} on {safe_text(claim.host)} pid {claim.pid}" + (
+            f": {safe_text(claim.reason)}" if claim.reason else ""
+        )
+    if kind == "terminal":
+        reason = records_pb2.TerminalReason.Name(record.terminal.reason).removeprefix("TERMINAL_REASON_").lower()
+        return f"{reason}: {safe_text(_short(record.terminal.message))}"
+    if kind == "reconfigure":
+        return "changed " + safe_text(", ".join(record.reconfigure.changed_fields))
+    if kind == "note":
+        return safe_text(_short(record.note.text))
+    return ""
+
+
+def _blocks(blocks: Iterable[records_pb2.ContentBlock]) -> str:
+    """Content blocks on one line: newlines are escaped with everything else (``safe_text``)."""
+    shown = []
+    for block in blocks:
+        kind = block.WhichOneof("block")
+        if kind == "text":
+            shown.append(safe_text(_short(block.text.text)))
+        elif kind == "tool_use":
+            shown.append(f"-> {safe_text(block.tool_use.name)} [{safe_text(block.tool_use.id)}]")
+        else:
+            shown.append(f"({kind or 'empty block'})")
+    return " ".join(shown)
 
 
 def _waiting_for(what: int) -> str:
@@ -166,3 +252,7 @@ def _call(use: records_pb2.ToolUseBlock) -> str:
 
 def _preview(text: str) -> str:
     return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + f"... ({len(text)} chars)"
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= LINE_PREVIEW_CHARS else text[:LINE_PREVIEW_CHARS] + f"... ({len(text)} chars)"
