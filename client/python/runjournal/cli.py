@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from runjournal import lifecycle_cli
+from runjournal import export_otel, lifecycle_cli
 from runjournal._cli_support import TOKEN_ENV
 from runjournal._cli_support import add_address as _add_address
 from runjournal._cli_support import client_of as _client
@@ -143,6 +143,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     approve.set_defaults(handler=_approve)
     lifecycle_cli.add_gc_command(commands)
+    export_otel.add_export_command(commands)
 
     commands.add_parser("web", help="serve the web inbox in a browser (needs the web extra)", add_help=False)
     commands.add_parser("migrate", help=SERVER_COMMANDS["migrate"], add_help=False)
