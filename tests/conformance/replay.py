@@ -254,12 +254,18 @@ def _replay_step(
         raise Mismatch(f"{where}: the request is not valid proto3 JSON for {method.full_name}: {err}") from None
     call = getattr(method.stub(channel), method.attribute)
     metadata = _metadata(step, target)
+    take = expect.get("stream", {}).get("take")
     answer: Any
     try:
         if method.streaming:
-            answer = [_to_json(m) for m in call(request, metadata=metadata, timeout=CALL_TIMEOUT_SECONDS)]
+            answer = _stream(call(request, metadata=metadata, timeout=CALL_TIMEOUT_SECONDS), take)
         else:
             answer = _to_json(call(request, metadata=metadata, timeout=CALL_TIMEOUT_SECONDS))
+    except _TakeCut as cut:
+        raise Mismatch(
+            f"{where}: expected {take} stream messages before cancelling, the stream "
+            f"{cut.why} after {len(cut.taken)}: {json.dumps(cut.taken)}"
+        ) from None
     except grpc.RpcError as err:
         _check_error(err, expect, where)
         return
@@ -272,6 +278,8 @@ def _replay_step(
         if not method.streaming:
             raise Mismatch(f"{where}: expect.stream on a unary method")
         items, exact = expect["stream"]["items"], expect["stream"].get("exact", False)
+        if take is not None and take < len(items):
+            raise Mismatch(f"{where}: expect.stream.take {take} is fewer than its {len(items)} items")
         if len(answer) < len(items) or (exact and len(answer) != len(items)):
             raise Mismatch(
                 f"{where}: expected {'exactly' if exact else 'at least'} {len(items)} stream messages, "
@@ -285,6 +293,39 @@ def _replay_step(
         _match(expect["response"], answer, "", where)
     for name, path in step.get("save", {}).items():
         variables[f"save.{name}"] = lookup_path(answer, path, where)
+
+
+class _TakeCut(Exception):
+    """A stream read with ``take`` that ended, or failed, before sending that many messages."""
+
+    def __init__(self, taken: list[Any], why: str) -> None:
+        super().__init__(why)
+        self.taken = taken
+        self.why = why
+
+
+def _stream(call: Any, take: int | None) -> list[Any]:
+    """A streaming call's messages as JSON: all of them, or (``take``) the first N, then the call is cancelled.
+
+    A stream that never ends by itself (Watch, WatchRuns) is read with ``take``.
+    A failure before the first message is the call's error, so an error
+    expectation still applies; one after it, or an end before N, cuts the take.
+    """
+    if take is None:
+        return [_to_json(m) for m in call]
+    taken: list[Any] = []
+    try:
+        for message in call:
+            taken.append(_to_json(message))
+            if len(taken) == take:
+                return taken
+    except grpc.RpcError as err:
+        if not taken:
+            raise
+        raise _TakeCut(taken, f"failed {err.code().name}") from None  # type: ignore[attr-defined]
+    finally:
+        call.cancel()
+    raise _TakeCut(taken, "ended")
 
 
 def _match(expected: Any, actual: Any, path: str, where: str) -> None:

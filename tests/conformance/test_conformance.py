@@ -60,8 +60,9 @@ def test_every_scenario_runs_somewhere() -> None:
         assert any(applies(load(path), b, a) for b, a in SERVERS), path.name
 
 
-def test_the_selftest_scenario_is_valid_and_not_replayed_with_the_others() -> None:
-    path = CONFORMANCE_DIR / "selftest" / "wrong_expectation.json"
+@pytest.mark.parametrize("name", ["wrong_expectation", "short_take"])
+def test_the_selftest_scenarios_are_valid_and_not_replayed_with_the_others(name: str) -> None:
+    path = CONFORMANCE_DIR / "selftest" / f"{name}.json"
     load(path)
     assert path.parent != SCENARIOS_DIR
 
@@ -73,6 +74,17 @@ def test_a_wrong_expectation_fails_the_replay_with_a_clear_message(conformance_t
     message = str(caught.value)
     assert "scenario wrong_expectation on file-noauth, step 1 (Append)" in message
     assert re.search(r"at lastSeq: expected 7, got \"2\"", message), message
+
+
+def test_a_stream_that_ends_before_its_take_fails_the_replay_saying_so(
+    conformance_targets: dict[str, Target],
+) -> None:
+    scenario = load(CONFORMANCE_DIR / "selftest" / "short_take.json")
+    with pytest.raises(Mismatch) as caught:
+        replay(scenario, conformance_targets["file-noauth"])
+    message = str(caught.value)
+    assert "scenario short_take on file-noauth, step 1 (Read)" in message
+    assert "expected 3 stream messages before cancelling, the stream ended after 1" in message, message
 
 
 PYTEST_COVERED: dict[str, list[tuple[str, str]]] = {

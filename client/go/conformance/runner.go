@@ -335,7 +335,11 @@ func (r *Replayer) step(vars map[string]any, step Step) error {
 	var callErr error
 	if m.streaming {
 		var items []any
-		items, callErr = r.stream(ctx, m, req)
+		items, callErr = r.stream(ctx, m, req, takeOf(exp))
+		var cut *takeCut
+		if errors.As(callErr, &cut) {
+			return cut
+		}
 		actual = items
 	} else {
 		resp := m.out.New().Interface()
@@ -364,6 +368,9 @@ func (r *Replayer) step(vars map[string]any, step Step) error {
 		items, _ := want["items"].([]any)
 		got, _ := actual.([]any)
 		exact, _ := want["exact"].(bool)
+		if take := takeOf(exp); take > 0 && take < len(items) {
+			return fmt.Errorf("at stream: expect.stream.take %d is fewer than its %d items", take, len(items))
+		}
 		if len(got) < len(items) || (exact && len(got) != len(items)) {
 			return fmt.Errorf("at stream: expected %d items (exact %v), actual %d: %s", len(items), exact, len(got), show(got))
 		}
@@ -385,7 +392,39 @@ func (r *Replayer) step(vars map[string]any, step Step) error {
 	return nil
 }
 
-func (r *Replayer) stream(ctx context.Context, m *method, req proto.Message) ([]any, error) {
+// takeOf is the expectation's stream.take (0 when there is none).
+func takeOf(exp map[string]any) int {
+	want, _ := exp["stream"].(map[string]any)
+	n, ok := want["take"].(json.Number)
+	if !ok {
+		return 0
+	}
+	take, err := n.Int64()
+	if err != nil {
+		return 0
+	}
+	return int(take)
+}
+
+// takeCut is a stream read with stream.take that ended, or failed, before
+// sending that many messages: a mismatch, not the call's error.
+type takeCut struct {
+	take  int
+	why   string
+	taken []any
+}
+
+func (c *takeCut) Error() string {
+	return fmt.Sprintf("expected %d stream messages before cancelling, the stream %s after %d: %s",
+		c.take, c.why, len(c.taken), show(c.taken))
+}
+
+// stream reads every message of a server-streaming call, or with take > 0
+// the first take messages, then cancels the call (Watch and WatchRuns never
+// end by themselves). A failure before the first message is the call's error.
+func (r *Replayer) stream(ctx context.Context, m *method, req proto.Message, take int) ([]any, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	st, err := r.conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true}, m.full)
 	if err != nil {
 		return nil, err
@@ -397,10 +436,17 @@ func (r *Replayer) stream(ctx context.Context, m *method, req proto.Message) ([]
 		return nil, err
 	}
 	var items []any
-	for {
+	for take == 0 || len(items) < take {
 		resp := m.out.New().Interface()
 		if err := st.RecvMsg(resp); err != nil {
-			if errors.Is(err, io.EOF) {
+			ended := errors.Is(err, io.EOF)
+			switch {
+			case take > 0 && ended:
+				return items, &takeCut{take: take, why: "ended", taken: items}
+			case take > 0 && len(items) > 0:
+				why := "failed " + code.Code(status.Code(err)).String()
+				return items, &takeCut{take: take, why: why, taken: items}
+			case ended:
 				return items, nil
 			}
 			return items, err
@@ -411,6 +457,7 @@ func (r *Replayer) stream(ctx context.Context, m *method, req proto.Message) ([]
 		}
 		items = append(items, v)
 	}
+	return items, nil
 }
 
 func at(v any, path string) (any, bool) {

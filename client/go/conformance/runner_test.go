@@ -126,3 +126,34 @@ func TestSelfTestWrongExpectationFails(t *testing.T) {
 		t.Logf("%s: failed as expected: %s", srv.Name, msg)
 	}
 }
+
+// TestSelfTestShortTakeFails checks stream.take: a stream that ends before
+// sending the messages to take fails the replay, in the words FORMAT.md gives.
+func TestSelfTestShortTakeFails(t *testing.T) {
+	c := config(t)
+	s, err := LoadScenario(filepath.Join(c.ScenariosDir, "..", "selftest", "short_take.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, srv := range c.Servers {
+		if !s.Applies(srv) {
+			continue
+		}
+		r, err := NewReplayer(srv, c.Tokens)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = r.Replay(s)
+		_ = r.Close()
+		if err == nil {
+			t.Fatalf("%s: the short take passed", srv.Name)
+		}
+		msg := err.Error()
+		for _, want := range []string{"short_take", "step 1", "expected 3 stream messages before cancelling, the stream ended after 1"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%s: the failure %q does not name %q", srv.Name, msg, want)
+			}
+		}
+		t.Logf("%s: failed as expected: %s", srv.Name, msg)
+	}
+}

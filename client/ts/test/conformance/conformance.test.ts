@@ -67,4 +67,20 @@ if (file === undefined) {
       },
     );
   });
+
+  test("self-test: a stream that ends before its take fails, saying so", async () => {
+    const scenario = loadScenario(join(repoRoot, "conformance/selftest/short_take.json"));
+    const server = config.servers.find((s) => applies(scenario, s));
+    assert.ok(server, "no server fits the self-test scenario");
+    await assert.rejects(
+      replay(scenario, { transport: transportOf(server), server, tokens: config.tokens }),
+      (err: unknown) => {
+        assert.ok(err instanceof Mismatch, `not a mismatch: ${String(err)}`);
+        for (const part of ["short_take", "step 1", "expected 3 stream messages before cancelling, the stream ended after 1"]) {
+          assert.ok(err.message.includes(part), `message ${JSON.stringify(err.message)} lacks ${part}`);
+        }
+        return true;
+      },
+    );
+  });
 }

@@ -32,7 +32,7 @@ export interface Step {
   rpc: string;
   request: JsonObject;
   metadata?: { token?: string };
-  expect: { response?: Json; stream?: { items: Json[]; exact?: boolean }; error?: { code: string; reason: string; metadata?: JsonObject } };
+  expect: { response?: Json; stream?: { items: Json[]; exact?: boolean; take?: number }; error?: { code: string; reason: string; metadata?: JsonObject } };
   save?: Record<string, string>;
 }
 
@@ -205,15 +205,13 @@ async function runStep(
     clients.set(service, client);
   }
   const message = fromJson(method.input, request);
-  const callOptions = { headers, timeoutMs: options.timeoutMs ?? 10_000 };
+  const take = expect.stream?.take;
+  const abort = new AbortController();
+  const callOptions = { headers, timeoutMs: options.timeoutMs ?? 10_000, signal: abort.signal };
   let actual: Json;
   try {
     if (method.methodKind === "server_streaming") {
-      const items: Json[] = [];
-      for await (const item of client[method.localName]!(message, callOptions) as AsyncIterable<never>) {
-        items.push(toJson(method.output, item));
-      }
-      actual = items;
+      actual = await readStream(client[method.localName]!(message, callOptions) as AsyncIterable<never>, method, take, abort);
     } else if (method.methodKind === "unary") {
       actual = toJson(method.output, (await client[method.localName]!(message, callOptions)) as never);
     } else {
@@ -234,6 +232,9 @@ async function runStep(
   if (expect.stream !== undefined) {
     const items = actual as Json[];
     const want = expect.stream.items;
+    if (take !== undefined && take < want.length) {
+      throw new Mismatch(`at (stream length): expect.stream.take ${take} is fewer than its ${want.length} items`);
+    }
     if (expect.stream.exact ? items.length !== want.length : items.length < want.length) {
       throw new Mismatch(`at (stream length): expected ${expect.stream.exact ? "" : "at least "}${want.length} items, actual ${items.length}`);
     }
@@ -249,6 +250,35 @@ async function runStep(
     if (value === undefined) throw new Mismatch(`save ${name}: path ${path} finds nothing`);
     vars.set(`save.${name}`, value);
   }
+}
+
+/**
+ * Every message of a server stream as JSON; with `take`, the first `take` messages, then the call is
+ * cancelled (Watch and WatchRuns never end by themselves). A failure before the first message is the
+ * call's error (thrown as is); an end, or a failure, after fewer than `take` is a Mismatch.
+ */
+async function readStream(
+  stream: AsyncIterable<never>,
+  method: { output: Parameters<typeof toJson>[0] },
+  take: number | undefined,
+  abort: AbortController,
+): Promise<Json[]> {
+  const items: Json[] = [];
+  const cut = (why: string) =>
+    new Mismatch(`expected ${take} stream messages before cancelling, the stream ${why} after ${items.length}: ${JSON.stringify(items)}`);
+  try {
+    for await (const item of stream) {
+      items.push(toJson(method.output, item));
+      if (take !== undefined && items.length >= take) return items;
+    }
+  } catch (thrown) {
+    if (take === undefined || items.length === 0 || thrown instanceof Mismatch) throw thrown;
+    throw cut(`failed ${codeName(ConnectError.from(thrown).code)}`);
+  } finally {
+    abort.abort();
+  }
+  if (take !== undefined) throw cut("ended");
+  return items;
 }
 
 function checkError(expected: NonNullable<Step["expect"]["error"]>, err: ConnectError): void {
