@@ -4,7 +4,8 @@
 running server through ``JournalClient``, sending ``$RUNJOURNAL_TOKEN`` as the
 bearer token when it is set; they need only ``pip install runjournal``. So do
 the run-lifecycle commands of ``lifecycle_cli`` (``runs watch``, ``runs fork``,
-``runs delete``, ``gc``, ``inbox --watch``), registered here.
+``runs delete``, ``gc``, ``inbox --watch``), registered here. ``export otel``
+(``export_otel``) also needs the otel extra, and says so when it is missing.
 
 ``serve``, ``migrate`` and ``dev-nats`` belong to the server package
 (``runjournal_server.cli``). ``main`` hands them over whole, their flags
