@@ -41,6 +41,16 @@ type CorruptJournalError struct {
 	Seq   *int64 `meta:"seq"`
 }
 
+// LastSeqMismatchError is the LAST_SEQ_MISMATCH refusal of DeleteRun: the
+// run's last seq (LastSeq) is not the ExpectedLastSeq sent, so nothing was
+// deleted; its fields are the ErrorInfo metadata.
+type LastSeqMismatchError struct {
+	StatusError
+	ExpectedLastSeq int64  `meta:"expected_last_seq"`
+	LastSeq         int64  `meta:"last_seq"`
+	RunID           string `meta:"run_id"`
+}
+
 // InvalidArgumentError is the INVALID_ARGUMENT refusal; its fields are the ErrorInfo metadata.
 type InvalidArgumentError struct {
 	StatusError
@@ -104,6 +114,15 @@ type RunClaimedError struct {
 	RunID      string `meta:"run_id"`
 }
 
+// RunDeletedError is the RUN_DELETED refusal: the run was deleted and its id
+// is never used again (LastSeq: its last seq then); its fields are the
+// ErrorInfo metadata.
+type RunDeletedError struct {
+	StatusError
+	LastSeq int64  `meta:"last_seq"`
+	RunID   string `meta:"run_id"`
+}
+
 // RunExistsError is the RUN_EXISTS refusal; its fields are the ErrorInfo metadata.
 type RunExistsError struct {
 	StatusError
@@ -161,6 +180,13 @@ type TaskConflictError struct {
 	TaskID string `meta:"task_id"`
 }
 
+// TaskDeletedError is the TASK_DELETED refusal: the task was deleted and its
+// id is never used again; its fields are the ErrorInfo metadata.
+type TaskDeletedError struct {
+	StatusError
+	TaskID string `meta:"task_id"`
+}
+
 // TaskNotFoundError is the TASK_NOT_FOUND refusal; its fields are the ErrorInfo metadata.
 type TaskNotFoundError struct {
 	StatusError
@@ -189,12 +215,14 @@ var reasonTypes = map[string]func(StatusError) error{
 	"CORRUPT_JOURNAL":     func(s StatusError) error { e := &CorruptJournalError{StatusError: s}; fillMeta(e); return e },
 	"INVALID_ARGUMENT":    func(s StatusError) error { e := &InvalidArgumentError{StatusError: s}; fillMeta(e); return e },
 	"INVALID_RECORD":      func(s StatusError) error { e := &InvalidRecordError{StatusError: s}; fillMeta(e); return e },
+	"LAST_SEQ_MISMATCH":   func(s StatusError) error { e := &LastSeqMismatchError{StatusError: s}; fillMeta(e); return e },
 	"NOT_DEFERRED":        func(s StatusError) error { e := &NotDeferredError{StatusError: s}; fillMeta(e); return e },
 	"PERMISSION_DENIED":   func(s StatusError) error { e := &PermissionDeniedError{StatusError: s}; fillMeta(e); return e },
 	"RECORD_TOO_LARGE":    func(s StatusError) error { e := &RecordTooLargeError{StatusError: s}; fillMeta(e); return e },
 	"RESPONSE_TOO_LARGE":  func(s StatusError) error { e := &ResponseTooLargeError{StatusError: s}; fillMeta(e); return e },
 	"RESUME_REFUSED":      func(s StatusError) error { e := &ResumeRefusedError{StatusError: s}; fillMeta(e); return e },
 	"RUN_CLAIMED":         func(s StatusError) error { e := &RunClaimedError{StatusError: s}; fillMeta(e); return e },
+	"RUN_DELETED":         func(s StatusError) error { e := &RunDeletedError{StatusError: s}; fillMeta(e); return e },
 	"RUN_EXISTS":          func(s StatusError) error { e := &RunExistsError{StatusError: s}; fillMeta(e); return e },
 	"RUN_LOCKED":          func(s StatusError) error { e := &RunLockedError{StatusError: s}; fillMeta(e); return e },
 	"RUN_NOT_FOUND":       func(s StatusError) error { e := &RunNotFoundError{StatusError: s}; fillMeta(e); return e },
@@ -203,6 +231,7 @@ var reasonTypes = map[string]func(StatusError) error{
 	"STORAGE_FULL":        func(s StatusError) error { e := &StorageFullError{StatusError: s}; fillMeta(e); return e },
 	"STORAGE_UNAVAILABLE": func(s StatusError) error { e := &StorageUnavailableError{StatusError: s}; fillMeta(e); return e },
 	"TASK_CONFLICT":       func(s StatusError) error { e := &TaskConflictError{StatusError: s}; fillMeta(e); return e },
+	"TASK_DELETED":        func(s StatusError) error { e := &TaskDeletedError{StatusError: s}; fillMeta(e); return e },
 	"TASK_NOT_FOUND":      func(s StatusError) error { e := &TaskNotFoundError{StatusError: s}; fillMeta(e); return e },
 	"UNAUTHENTICATED":     func(s StatusError) error { e := &UnauthenticatedError{StatusError: s}; fillMeta(e); return e },
 	"VERSION_MISMATCH":    func(s StatusError) error { e := &VersionMismatchError{StatusError: s}; fillMeta(e); return e },
