@@ -230,7 +230,8 @@ async def serve(
     if metrics is not None:
         metrics.watch(lambda: runs.open_journals, lambda: runs.warm_bytes)
     try:
-        await backend.follow(runs.events.stored)  # what other replicas store reaches this server's watchers
+        # What other replicas store or delete reaches this server's watchers.
+        await backend.follow(runs.events.stored, runs.events.deleted)
     except JournalError as err:
         await backend.close()
         executor.shutdown(wait=False)

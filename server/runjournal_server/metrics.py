@@ -31,6 +31,8 @@ NAMESPACE = "runjournal"
 UNKNOWN_KIND = "unknown"
 """The kind label of a record with no payload (refused as INVALID_RECORD)."""
 SYNC_BUCKETS_SECONDS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+WATCH_METHODS = ("Watch", "WatchRuns")
+"""The ``method`` label values of the watch-streams gauge (set by the servicer, never by a request)."""
 BATCH_BUCKETS_RECORDS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096)
 
 
@@ -69,6 +71,12 @@ class Metrics(Observer):
         self.read_streams = Gauge(
             "read_streams_open", "Read streams being served now", namespace=NAMESPACE, registry=registry
         )
+        self.watch_streams = Gauge(
+            "watch_streams_open", "Watch and WatchRuns streams being served now, by method", ("method",),
+            namespace=NAMESPACE, registry=registry,
+        )  # fmt: skip
+        for method in WATCH_METHODS:
+            self.watch_streams.labels(method)
         # Every (kind, result) from the start, at 0: a rate is defined before the first refusal.
         for kind in (*Kind, UNKNOWN_KIND):
             for result in AppendResult:
@@ -96,6 +104,9 @@ class Metrics(Observer):
 
     def reading(self) -> AbstractContextManager[None]:
         return self.read_streams.track_inprogress()
+
+    def watching(self, method: str) -> AbstractContextManager[None]:
+        return self.watch_streams.labels(method).track_inprogress()
 
     # ------------------------------------------------------------------ RPCs
 

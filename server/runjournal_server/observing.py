@@ -2,9 +2,9 @@
 
 ``Observer`` is told the result of every Append and AppendBatch (by
 ``runs.py``), every store write (by ``Journal.append`` and
-``Backend.create_journal``) and every Read stream (by ``service.py``). This
-base class tells no one, so a ``Runs`` built without one (tests, tools) does
-no bookkeeping at all. Nothing here names a run: an observer sees record
+``Backend.create_journal``) and every Read, Watch and WatchRuns stream (by
+``service.py``). This base class tells no one, so a ``Runs`` built without
+one (tests, tools) does no bookkeeping at all. Nothing here names a run: an observer sees record
 kinds, results, counts and durations, never run ids.
 """
 
@@ -60,6 +60,10 @@ class Observer:
 
     def reading(self) -> contextlib.AbstractContextManager[None]:
         """Entered around one Read stream, from its start to its end however it ends."""
+        return contextlib.nullcontext()
+
+    def watching(self, method: str) -> contextlib.AbstractContextManager[None]:
+        """Entered around one Watch or WatchRuns stream (``method`` names which), however it ends."""
         return contextlib.nullcontext()
 
 

@@ -26,13 +26,13 @@ from runjournal.v1 import records_pb2
 from runjournal.v1 import task_service_pb2 as tpb
 from runjournal.v1 import task_service_pb2_grpc as tpb_grpc
 from runjournal_server.auth import ANY_SCOPE, UNRESTRICTED, Access, Scope, TokenTable
-from runjournal_server.core.records import StoredRecord
 from runjournal_server.errors import InvalidArgumentError, JournalError, Reason
 from runjournal_server.listing import RunFilter
 from runjournal_server.observing import NO_OBSERVER, Observer
 from runjournal_server.runs import RecordReader, Runs
 from runjournal_server.status import to_status
 from runjournal_server.tasks import Tasks
+from runjournal_server.watching import read_response, watch_run, watch_runs
 
 log = logging.getLogger(__name__)
 
@@ -137,8 +137,6 @@ class _Authorizing:
             return access
         if getattr(request, "run_id", ""):
             access.check_run(request.run_id)
-        if getattr(request, "new_run_id", ""):
-            access.check_run(request.new_run_id)  # ForkRun writes a second run: both are the tenant's
         if getattr(request, "task_id", ""):
             access.check_task(request.task_id)
         access.check_scope(needs, getattr(request, "run_id", None))
@@ -196,13 +194,6 @@ class JournalServicer(_Authorizing, pb_grpc.JournalServiceServicer):
             gate=outcome.gate,
             resume_reminder=outcome.resume_reminder,
         )
-
-    @_unary(_WRITES)
-    async def ForkRun(
-        self, request: pb.ForkRunRequest, context: grpc.aio.ServicerContext, access: Access
-    ) -> pb.ForkRunResponse:
-        fork = await self._runs.fork(request.run_id, request.at_seq, request.new_run_id)
-        return pb.ForkRunResponse(run_id=request.new_run_id, last_seq=fork.records[-1].seq, forked_from=fork.origin)
 
     @_unary(_READS)
     async def Fold(self, request: pb.FoldRequest, context: grpc.aio.ServicerContext, access: Access) -> pb.FoldResponse:
@@ -265,6 +256,42 @@ class JournalServicer(_Authorizing, pb_grpc.JournalServiceServicer):
             log.exception("unexpected failure in Read")
             await context.abort(grpc.StatusCode.INTERNAL, "internal error; see the server log")
 
+    async def Watch(self, request: pb.WatchRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
+        try:
+            self.authorize(request, context, _READS)
+            with self._observer.watching("Watch"):
+                async with contextlib.aclosing(watch_run(self._runs, request.run_id, request.after_seq)) as items:
+                    async for item in items:
+                        yield item
+        except JournalError as err:
+            await context.abort_with_status(to_status(err))
+        except Exception:
+            log.exception("unexpected failure in Watch")
+            await context.abort(grpc.StatusCode.INTERNAL, "internal error; see the server log")
+
+    async def WatchRuns(
+        self, request: pb.WatchRunsRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[bytes]:
+        try:
+            access = self.authorize(request, context, _READS)
+            where = RunFilter(
+                status=request.status,
+                labels=dict(request.labels),
+                waiting_for_person=request.waiting_for_person,
+                task_id=request.task_id,
+                parent_run_id=request.parent_run_id,
+                run_id_prefixes=access.run_id_prefixes,
+            )
+            with self._observer.watching("WatchRuns"):
+                async with contextlib.aclosing(watch_runs(self._runs, where)) as items:
+                    async for item in items:
+                        yield item
+        except JournalError as err:
+            await context.abort_with_status(to_status(err))
+        except Exception:
+            log.exception("unexpected failure in WatchRuns")
+            await context.abort(grpc.StatusCode.INTERNAL, "internal error; see the server log")
+
 
 _ABOUT_ONE_RECORD = frozenset({Reason.INVALID_RECORD, Reason.RECORD_TOO_LARGE, Reason.SEQ_GAP, Reason.SEQ_CONFLICT})
 _BATCH_FIELD = re.compile(r"records\[(\d+)\]")
@@ -320,20 +347,7 @@ async def _next_read_item(reader: RecordReader) -> bytes | None:
         stored = await anext(reader)
     except StopAsyncIteration:
         return None
-    return _read_item(stored).SerializeToString()
-
-
-def _read_item(stored: StoredRecord) -> pb.ReadResponse:
-    """One Read item; ``seq`` always set, so a reader can resume after any record.
-
-    A record of a kind this server does not know decodes to no message: it is
-    sent with only its seq and optional flag (its stored line holds the rest),
-    never as an empty record at seq 0 that a resuming client would misplace.
-    """
-    record = stored.record
-    if record is None:
-        record = records_pb2.JournalRecord(seq=stored.seq, optional=stored.optional)
-    return pb.ReadResponse(seq=stored.seq, record=record, stored_line=stored.line)
+    return read_response(stored).SerializeToString()
 
 
 class TaskServicer(_Authorizing, tpb_grpc.TaskServiceServicer):

@@ -298,6 +298,16 @@ class Backend(abc.ABC):
     past the holder's ``last_seq`` is one being written right now, not yet
     acknowledged, and readers must not show it."""
 
+    async def follow(self, stored: Callable[[str, int], None], deleted: Callable[[str], None]) -> None:
+        """From now on, tell ``stored(run_id, seq)`` of records other writers store, and ``deleted(run_id)``
+        of runs they delete (for Watch and WatchRuns).
+
+        Called once, after ``start``. Where the writer lock is exclusive
+        (files) every change is made by this server, which tells its
+        watchers itself: nothing to follow. A store shared by replicas
+        (``shared_writers``) overrides this to follow what the others do.
+        """
+
     health_listener: Callable[[bool], Awaitable[None]] | None = None
     """Told when the store becomes unreachable (False) or reachable again (True),
     so the server's health check routes traffic away meanwhile. A local store

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -51,6 +51,7 @@ from runjournal_server.backends.jetstream.config import (
     validate_subject_prefix,
 )
 from runjournal_server.backends.jetstream.connect import CONNECT_TIMEOUT_SECONDS, client_options, server_version
+from runjournal_server.backends.jetstream.feed import Feed
 from runjournal_server.backends.jetstream.journal import JetStreamJournal, Tail, check_batch_size, record_targets
 from runjournal_server.backends.jetstream.layout import DEFAULT_SUBJECT_PREFIX, Layout, message_id
 from runjournal_server.backends.jetstream.publish import (
@@ -63,7 +64,6 @@ from runjournal_server.backends.jetstream.publish import (
     publish_once,
 )
 from runjournal_server.backends.jetstream.reading import StreamReader
-from runjournal_server.backends.jetstream.staging import StagedCreation, needs_staging
 from runjournal_server.backends.jetstream.tasks import JetStreamTaskStore
 from runjournal_server.core import records
 from runjournal_server.core.ids import validate_run_id
@@ -119,6 +119,7 @@ class JetStreamBackend(Backend):
         self._connected = asyncio.Event()
         self._closing = False
         self._last_error: BaseException | None = None
+        self._feed: Feed | None = None
 
     @property
     def stream_name(self) -> str:
@@ -205,7 +206,18 @@ class JetStreamBackend(Backend):
             self._max_task_document_bytes,
         )
 
+    async def follow(self, stored: Callable[[str, int], None], deleted: Callable[[str], None]) -> None:
+        """Tell of every record any replica stores, and every run it deletes, from now on (``feed.py``)."""
+        if self._nc is None:
+            raise StorageUnavailableError(None, "the JetStream backend is not started")
+        feed = Feed(self._layout, stored, deleted)
+        await feed.start(self._nc, self._stream)
+        self._feed = feed
+
     async def close(self) -> None:
+        feed, self._feed = self._feed, None
+        if feed is not None:
+            await feed.stop()
         for journal in list(self._journals):
             await journal.close()
         self._closing = True
@@ -232,9 +244,6 @@ class JetStreamBackend(Backend):
         the duplicate window (where the server checks the fence first).
         """
         validate_run_id(run_id)
-        if needs_staging(batch):  # more than one atomic batch carries: staged, then committed (staging.py)
-            stream_seq = await StagedCreation(self._api, self._layout, self._reader, run_id).store(batch)
-            return self._adopt(run_id, batch[-1].seq, stream_seq)
         check_batch_size(run_id, batch)
         api = self._api
         try:

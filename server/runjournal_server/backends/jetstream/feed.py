@@ -1,0 +1,97 @@
+"""The feed: news of every record any replica stores in the stream, for Watch and WatchRuns.
+
+Replicas share the stream and no replica hears of another's appends, so each
+replica follows the stream itself with an ordered consumer: ephemeral, in
+memory, no acks, filtered to the record subjects (``<prefix>.<run>.<token>``;
+task documents have one token more and fall outside), and **headers only**,
+so a replica is sent each record's subject and not its body: following a
+busy stream costs a small message per record, whatever the records weigh.
+The subject alone says which run moved and to which seq (``layout.py``);
+watchers then read the records from the stream leader as they always do.
+
+A consumer delivers a message only once the stream has stored it, so the
+news never runs ahead of what a watcher can read, and an ordered consumer
+notices a gap in its deliveries (a missed message, a lost connection, a
+restarted NATS server) and recreates itself from the stream seq after the
+last it delivered (nats-py's ordered consumer). News lost while NATS is away
+is therefore told late, not lost; watchers read whatever is there by then.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.js import api as js_api
+from nats.js.client import JetStreamContext
+
+from runjournal_server.backends.jetstream.layout import Layout
+from runjournal_server.core.ids import is_valid_run_id
+from runjournal_server.errors import StorageUnavailableError
+
+log = logging.getLogger("runjournal_server.backends.jetstream")
+
+Stored = Callable[[str, int], None]
+"""Told ``(run_id, seq)``: the run's record at ``seq`` is stored (so every record before it is)."""
+Deleted = Callable[[str], None]
+"""Told ``run_id``: the run was deleted (its tombstone is stored)."""
+
+IDLE_HEARTBEAT_SECONDS = 5.0
+"""How often the consumer proves it is alive while nothing is stored; two missed ones recreate it."""
+
+
+class Feed:
+    """One replica's ordered, headers-only consumer of the stream's record subjects."""
+
+    def __init__(self, layout: Layout, stored: Stored, deleted: Deleted) -> None:
+        self._layout = layout
+        self._stored = stored
+        self._deleted = deleted
+        self._subscription: JetStreamContext.PushSubscription | None = None
+
+    async def start(self, nc: Client, stream: str) -> None:
+        """Follow what is stored from now on; STORAGE_UNAVAILABLE when the consumer cannot be made."""
+        js = nc.jetstream()
+        try:
+            info = await js.stream_info(stream)
+            after = info.state.last_seq
+            config = js_api.ConsumerConfig(
+                deliver_policy=js_api.DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=after + 1
+            )
+            self._subscription = await js.subscribe(
+                f"{self._layout.prefix}.*.*",
+                stream=stream,
+                cb=self._on_message,
+                config=config,
+                ordered_consumer=True,
+                headers_only=True,
+                idle_heartbeat=IDLE_HEARTBEAT_SECONDS,
+            )
+        except Exception as err:  # nats-py raises its own errors, OSError or a timeout
+            raise StorageUnavailableError(None, f"cannot follow stream {stream}: {err or type(err).__name__}") from err
+        # nats-py restarts an ordered consumer from the last stream seq it delivered, +1; before the
+        # first delivery that is seq 1, and a restart then would replay the whole stream's news.
+        # Start its count where this feed starts instead.
+        jsi = getattr(self._subscription._sub, "_jsi", None)
+        if jsi is not None and getattr(jsi, "_sseq", None) == 0:
+            jsi._sseq = after
+
+    async def _on_message(self, msg: Msg) -> None:
+        run_id = msg.subject.removeprefix(f"{self._layout.prefix}.").partition(".")[0]
+        if not is_valid_run_id(run_id):
+            return
+        seq = self._layout.seq_of(run_id, msg.subject)
+        if seq is not None:
+            self._stored(run_id, seq)
+
+    async def stop(self) -> None:
+        """Stop following (the ephemeral consumer goes away with its subscription's interest)."""
+        subscription, self._subscription = self._subscription, None
+        if subscription is None:
+            return
+        try:
+            await subscription.unsubscribe()
+        except Exception as err:  # a connection already closed has nothing left to stop
+            log.debug("stopping the feed: %s", err)

@@ -1,0 +1,223 @@
+"""Watch and WatchRuns: a run's records, and the listing's summaries, as they change.
+
+Both streams follow one rule (``run_events.py``): subscribe to the news
+first, then read the store, then wait for news past what was sent. The news
+says only *that* something moved; what is sent is always read from the store
+after the news, so it is never stale, never ahead of what is acknowledged
+(``Runs.read``), and nothing is buffered for a slow client: while gRPC flow
+control holds a stream up, the stream holds one serialized item and the news
+(one seq, or one set of run ids), and reads the store again when it moves on.
+
+Items are serialized here, and the record or summary they came from is
+dropped before the item is handed out, so a stalled client costs its stream
+one item's bytes whatever is appended meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+from collections.abc import AsyncGenerator
+
+from runjournal.v1 import journal_service_pb2 as pb
+from runjournal.v1 import records_pb2, state_pb2
+from runjournal_server.core.ids import validate_run_id
+from runjournal_server.core.records import StoredRecord
+from runjournal_server.errors import InvalidArgumentError, RunDeletedError, RunNotFoundError
+from runjournal_server.listing import MAX_PAGE_SIZE, RunFilter
+from runjournal_server.run_events import RunChannel
+from runjournal_server.runs import Runs
+
+log = logging.getLogger(__name__)
+
+STALE_NEWS_RETRY_SECONDS = 0.5
+"""How long a watcher that was told of a record it could not read yet waits before reading again.
+
+A safety net only: the news comes after the record is acknowledged, so the
+read finds it. Without the net a tell that ever raced ahead of the store
+would leave the watcher waiting for the next append; without the wait it
+would spin on the event loop.
+"""
+
+LISTING_PAGE_SIZE = min(100, MAX_PAGE_SIZE)
+"""WatchRuns reads the matching runs a page at a time: its stored part holds one page, not the listing."""
+
+
+def read_response(stored: StoredRecord) -> pb.ReadResponse:
+    """One record as Read and Watch send it; ``seq`` always set, so a reader can resume after any record.
+
+    A record of a kind this server does not know decodes to no message: it is
+    sent with only its seq and optional flag (its stored line holds the rest),
+    never as an empty record at seq 0 that a resuming client would misplace.
+    """
+    record = stored.record
+    if record is None:
+        record = records_pb2.JournalRecord(seq=stored.seq, optional=stored.optional)
+    return pb.ReadResponse(seq=stored.seq, record=record, stored_line=stored.line)
+
+
+def _record_item(stored: StoredRecord) -> bytes:
+    return pb.WatchResponse(record=read_response(stored)).SerializeToString()
+
+
+# ------------------------------------------------------------------ Watch
+
+
+async def watch_run(runs: Runs, run_id: str, after_seq: int) -> AsyncGenerator[bytes, None]:
+    """The serialized WatchResponse items of one run (see JournalService.Watch), until cancelled.
+
+    ``after_seq`` beyond the run's last seq is INVALID_ARGUMENT: a client
+    cannot have seen a record that is not there, and answering ``caught_up``
+    with it would be a head the run never had.
+    """
+    validate_run_id(run_id)
+    if after_seq < 0:
+        raise InvalidArgumentError("after_seq", "must be 0 (from the start) or a seq the client received")
+    with runs.events.watch_run(run_id) as channel:  # subscribed before the store is read: no news is missed
+        async with contextlib.aclosing(_Records(runs, run_id, after_seq)) as stored_part:
+            while (item := await _next(stored_part)) is not None:
+                yield item
+            sent = stored_part.sent
+        yield pb.WatchResponse(caught_up=pb.CaughtUp(head_seq=sent)).SerializeToString()
+        while True:
+            await _news_past(channel, sent)
+            async with contextlib.aclosing(_Records(runs, run_id, sent, live=True)) as live:
+                while (item := await _next(live)) is not None:
+                    yield item
+                if live.sent == sent:
+                    await _stale_news(channel)
+                sent = live.sent
+
+
+async def _next(records: _Records) -> bytes | None:
+    """The next item, or None at the end (so no name keeps the last item alive while the stream waits)."""
+    try:
+        return await anext(records)
+    except StopAsyncIteration:
+        return None
+
+
+async def _news_past(channel: RunChannel, sent: int) -> None:
+    await channel.wait_past(sent)
+    if channel.deleted:
+        raise RunDeletedError(channel.run_id, sent)
+
+
+async def _stale_news(channel: RunChannel) -> None:
+    """The news named a record the read did not find: wait for more news, or a moment, then read again."""
+    log.debug("run %s: told of seq %d before the store showed it; reading again", channel.run_id, channel.last_seq)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(channel.wait_past(channel.last_seq), STALE_NEWS_RETRY_SECONDS)
+
+
+class _Records:
+    """The serialized record items of a run after ``after`` as far as acknowledged; ``sent`` the last seq given out.
+
+    An iterator object, not a generator, for the reason ``RecordReader`` is
+    one: a suspended generator frame would keep its last record alive while
+    the client stalls. The store is read from ``after`` itself (not after it)
+    when ``after`` is a seq: finding that record proves the run has it, and
+    that the run exists; it is checked and not sent.
+    """
+
+    def __init__(self, runs: Runs, run_id: str, after: int, *, live: bool = False) -> None:
+        self._run_id = run_id
+        self._after = after
+        self._live = live
+        # The live part reads past what was sent: the stored part already proved the run.
+        self._reader = runs.read(run_id, after + 1 if live else max(after, 1))
+        self._checked = live or after == 0
+        self.sent = after
+
+    def __aiter__(self) -> _Records:
+        return self
+
+    async def __anext__(self) -> bytes:
+        try:
+            stored = await anext(self._reader)
+            if not self._checked:
+                self._checked = True
+                if stored.seq != self._after:
+                    raise AssertionError(f"the store streamed seq {stored.seq} when asked from {self._after}")
+                stored = await anext(self._reader)
+        except StopAsyncIteration:
+            if not self._checked or self.sent == 0:
+                self._refuse_missing()
+            raise
+        except RunNotFoundError as err:
+            if self._live:
+                # It was there when the watch began: it went away since, which only a deletion does.
+                raise RunDeletedError(self._run_id, self.sent) from err
+            raise
+        if stored.seq != self.sent + 1:
+            raise AssertionError(f"run {self._run_id}: the store streamed seq {stored.seq} after {self.sent}")
+        self.sent = stored.seq
+        return _record_item(stored)
+
+    def _refuse_missing(self) -> None:
+        if self.sent == 0:
+            raise RunNotFoundError(self._run_id)  # no complete record: a creation that never became durable
+        raise InvalidArgumentError("after_seq", f"run {self._run_id!r} has no record at seq {self._after}")
+
+    async def aclose(self) -> None:
+        await self._reader.aclose()
+
+
+# --------------------------------------------------------------- WatchRuns
+
+
+async def watch_runs(runs: Runs, where: RunFilter) -> AsyncGenerator[bytes, None]:
+    """The serialized WatchRunsResponse items of the runs ``where`` admits (see JournalService.WatchRuns).
+
+    Remembers, per run it has sent, a digest of the last summary sent: a run
+    that leaves is sent as ``left`` once, and news that changed nothing a
+    summary shows (this replica hears of its own writes twice on JetStream:
+    from ``runs.py`` and from the feed) sends nothing.
+    """
+    with runs.events.watch_all() as changed:  # subscribed before the listing is read: no change is missed
+        sent: dict[str, bytes] = {}
+        token = ""
+        while True:
+            page, token = await runs.list_runs(page_size=LISTING_PAGE_SIZE, page_token=token, where=where)
+            page.reverse()
+            while page:
+                item = _summary_item(page.pop(), sent)
+                if item is not None:
+                    yield item
+            if not token:
+                break
+        yield pb.WatchRunsResponse(caught_up=pb.CaughtUp(head_seq=0)).SerializeToString()
+        while True:
+            for run_id in await changed.next():
+                item = await _change_item(runs, where, run_id, sent)
+                if item is not None:
+                    yield item
+
+
+async def _change_item(runs: Runs, where: RunFilter, run_id: str, sent: dict[str, bytes]) -> bytes | None:
+    """What a change of ``run_id`` sends: its summary now when it matches, ``left`` when a sent run stopped."""
+    if not run_id.startswith(tuple(where.run_id_prefixes)):
+        return None  # outside the token's prefixes: not even read
+    try:
+        summary = await runs.summary(run_id)
+    except (RunNotFoundError, RunDeletedError):
+        if sent.pop(run_id, None) is None:
+            return None
+        return pb.WatchRunsResponse(left=pb.RunLeft(run_id=run_id, deleted=True)).SerializeToString()
+    if where.admits(summary):
+        return _summary_item(summary, sent)
+    if sent.pop(run_id, None) is None:
+        return None
+    return pb.WatchRunsResponse(left=pb.RunLeft(run_id=run_id, deleted=False)).SerializeToString()
+
+
+def _summary_item(summary: state_pb2.RunSummary, sent: dict[str, bytes]) -> bytes | None:
+    """The item of a matching summary; None when it is the summary sent last for that run."""
+    item = pb.WatchRunsResponse(run=summary).SerializeToString()
+    digest = hashlib.blake2b(item, digest_size=16).digest()
+    if sent.get(summary.run_id) == digest:
+        return None
+    sent[summary.run_id] = digest
+    return item
