@@ -9,11 +9,19 @@
  */
 import { hostname } from "node:os";
 import { clone, create, equals } from "@bufbuild/protobuf";
-import { type CallOptions, type Client, createClient, type Transport } from "@connectrpc/connect";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { type CallOptions, Code, ConnectError, type Client, createClient, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import type { SecureClientSessionOptions } from "node:http2";
 import { type ContentLike, contentOf, type DecisionLike, decisionValue, enumValue } from "./builders.js";
-import { AlreadyAnsweredError, AlreadyCompletedError, AlreadyDecidedError, asTransportFailure, RunJournalError } from "./errors.js";
+import {
+  AlreadyAnsweredError,
+  AlreadyCompletedError,
+  AlreadyDecidedError,
+  asTransportFailure,
+  RunExistsError,
+  RunJournalError,
+} from "./errors.js";
 import {
   type AnswerRequest,
   AnswerRequestSchema,
@@ -22,15 +30,16 @@ import {
   type ApproveRequest,
   ApproveRequestSchema,
   type ClaimResponse,
+  type DeleteRunResponse,
+  type ForkRunResponse,
+  ForkRunResponseSchema,
   JournalService,
   type ListRunsResponse,
-  type ReadResponse,
 } from "./gen/runjournal/v1/journal_service_pb.js";
 import {
   ContentBlockSchema as ContentBlockSchemaRef,
   type Fingerprint,
   type JournalRecord,
-  JournalRecordSchema,
 } from "./gen/runjournal/v1/records_pb.js";
 import { type RunState, RunStatus, type RunSummary } from "./gen/runjournal/v1/state_pb.js";
 import {
@@ -44,7 +53,11 @@ import {
   TaskState,
 } from "./gen/runjournal/v1/task_service_pb.js";
 import { canonicalJson } from "./fingerprint.js";
+import { readItem, type StoredRecord } from "./read-item.js";
 import { Attempts, type RetryPolicy, retryPolicy, sleep } from "./retry.js";
+import { type RunsItem, RunsResume, type WatchItem, watchItem } from "./watch.js";
+
+export { readItem, type StoredRecord } from "./read-item.js";
 
 /** The deadline of every call unless the client or the call says otherwise. */
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -157,14 +170,6 @@ class Channel {
   }
 }
 
-/** One stored record as Read streams it. */
-export interface StoredRecord {
-  /** The record, placed at its seq (for an unknown kind only `seq` and `optional` are set). */
-  record: JournalRecord;
-  /** The stored line (canonical JSON with its checksum), without the newline. */
-  storedLine: Uint8Array;
-  seq: bigint;
-}
 
 export interface ClaimOptions extends CallSettings {
   /** Accept blocking differences (and tool differences with a pending batch). */
@@ -184,7 +189,23 @@ export interface ListRunsOptions extends CallSettings {
   labels?: Record<string, string>;
   waitingForPerson?: boolean;
   taskId?: string;
+  /** Only runs forked from this run. */
+  parentRunId?: string;
+  /** Only stopped runs whose last record was stored before this time (what retention deletes). */
+  stoppedBefore?: Date;
 }
+
+/** The filters of WatchRuns: those of ListRuns. */
+export type WatchRunsOptions = Pick<ListRunsOptions, "status" | "labels" | "waitingForPerson" | "taskId" | "parentRunId"> & {
+  /** Stops the watch. */
+  signal?: AbortSignal;
+};
+
+/**
+ * A watch stream the server ended OK: a watch never ends by itself, so it is a server
+ * going away (or a proxy closing an idle stream), resumed like a transport failure.
+ */
+const STREAM_ENDED = new ConnectError("the server ended a watch stream", Code.Unavailable);
 
 /** A client of `runjournal.v1.JournalService`. Call `close()` when done (or use `await using`). */
 export class JournalClient {
@@ -315,6 +336,8 @@ export class JournalClient {
       labels: { ...(options.labels ?? {}) },
       waitingForPerson: options.waitingForPerson ?? false,
       taskId: options.taskId ?? "",
+      parentRunId: options.parentRunId ?? "",
+      stoppedBefore: options.stoppedBefore === undefined ? undefined : timestampFromDate(options.stoppedBefore),
     };
     return this.channel.call((o) => this.stub.listRuns(request, o), options);
   }
@@ -367,6 +390,129 @@ export class JournalClient {
     }
   }
 
+  /**
+   * Follows the run: its stored records after `afterSeq` in seq order, one `caughtUp`
+   * item (everything stored when the watch began has been yielded), then each record
+   * as it is acknowledged, with no gap and no duplicate. It never ends by itself:
+   * stop iterating (or abort `signal`). The stream has no deadline.
+   *
+   * After a transport failure (UNAVAILABLE or DEADLINE_EXCEEDED without a reason, or
+   * a stream the server ended) it watches again from the last seq yielded, within the
+   * retry policy, whose attempts start over once an item arrives; `caughtUp` is
+   * yielded once. A refusal is thrown and never resumed: `RunDeletedError` also when
+   * the run is deleted while watched.
+   */
+  async *watch(runId: string, options: { afterSeq?: bigint; signal?: AbortSignal } = {}): AsyncGenerator<WatchItem> {
+    let attempts = this.channel.attempts();
+    let last = options.afterSeq ?? 0n;
+    let caughtUp = false;
+    for (;;) {
+      const stream = this.stream(options.signal);
+      let delay: number;
+      try {
+        for await (const response of this.stub.watch({ runId, afterSeq: last }, stream.options)) {
+          attempts = this.channel.attempts();
+          const item = watchItem(response);
+          if (item === undefined || (item.kind === "caughtUp" && caughtUp)) continue; // a resumed stream's catch-up: told once
+          if (item.kind === "record") last = item.seq;
+          else caughtUp = true;
+          yield item;
+        }
+        delay = attempts.delayAfter(STREAM_ENDED);
+      } catch (err) {
+        delay = attempts.delayAfter(asTransportFailure(err, options.signal));
+      } finally {
+        stream.end();
+      }
+      await sleep(delay, options.signal);
+    }
+  }
+
+  /**
+   * Follows the listing: every matching run's summary (`run`), one `caughtUp`, then a
+   * `run` each time a matching run changes (the newest state; a slow reader may miss
+   * intermediate ones, never get a stale one) and `left` for a run that stops matching
+   * or is deleted. It never ends by itself, and has no deadline.
+   *
+   * After a transport failure it watches again, within the retry policy (its attempts
+   * start over once an item arrives): a summary equal to the one last yielded is not
+   * repeated, and a run yielded before that the new stream does not send is yielded as
+   * `left` with `deleted` false. `caughtUp` is yielded once.
+   */
+  async *watchRuns(options: WatchRunsOptions = {}): AsyncGenerator<RunsItem> {
+    const request = {
+      status: typeof options.status === "string" ? enumValue(RunStatus, options.status) : (options.status ?? 0),
+      labels: { ...(options.labels ?? {}) },
+      waitingForPerson: options.waitingForPerson ?? false,
+      taskId: options.taskId ?? "",
+      parentRunId: options.parentRunId ?? "",
+    };
+    let attempts = this.channel.attempts();
+    const shown = new RunsResume();
+    for (;;) {
+      const stream = this.stream(options.signal);
+      let delay: number;
+      try {
+        for await (const response of this.stub.watchRuns(request, stream.options)) {
+          attempts = this.channel.attempts();
+          yield* shown.items(response);
+        }
+        delay = attempts.delayAfter(STREAM_ENDED);
+      } catch (err) {
+        delay = attempts.delayAfter(asTransportFailure(err, options.signal));
+      } finally {
+        stream.end();
+      }
+      shown.resuming();
+      await sleep(delay, options.signal);
+    }
+  }
+
+  /**
+   * Branches `runId` at `atSeq` (0n: its last record) into the new run `newRunId`: its
+   * records 2..atSeq are the source's, its meta's `forkedFrom` names the source, the seq
+   * and the hash of the copied prefix; the source is unchanged. When a transport failure
+   * hid the reply of an attempt that created the fork, the resent request is refused
+   * RUN_EXISTS; if the new run's meta says it is this fork, that answer is returned.
+   */
+  async forkRun(runId: string, atSeq: bigint, newRunId: string, settings: CallSettings = {}): Promise<ForkRunResponse> {
+    const attempts = this.channel.attempts();
+    try {
+      return await this.channel.call((o) => this.stub.forkRun({ runId, atSeq, newRunId }, o), settings, attempts);
+    } catch (err) {
+      if (attempts.made === 1 || !(err instanceof RunExistsError) || err.runId !== newRunId) throw err;
+      const meta = await this.recordAt(newRunId, 1n, settings);
+      const origin = meta?.payload.case === "meta" ? meta.payload.value.forkedFrom : undefined;
+      if (origin === undefined || origin.runId !== runId || (atSeq !== 0n && BigInt(origin.seq) !== atSeq)) throw err;
+      return create(ForkRunResponseSchema, { runId: newRunId, lastSeq: BigInt(origin.seq), forkedFrom: origin });
+    }
+  }
+
+  /**
+   * Deletes the run if its last seq is still `expectedLastSeq` (`LastSeqMismatchError`
+   * if not, and nothing is deleted). The run id is never used again (`RunDeletedError`).
+   * Deleting a deleted run answers `deleted` false with its last seq, so a transport
+   * retry is safe; after one, `deleted` may be false although this call's lost first
+   * attempt deleted it. With token auth on it needs the operator scope.
+   */
+  deleteRun(runId: string, expectedLastSeq: bigint, settings?: CallSettings): Promise<DeleteRunResponse> {
+    return this.channel.call((o) => this.stub.deleteRun({ runId, expectedLastSeq }, o), settings);
+  }
+
+  /** The options of one watch stream: no deadline, cancelled by the caller's signal or by `end()`. */
+  private stream(signal: AbortSignal | undefined): { options: CallOptions; end: () => void } {
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(signal?.reason);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    return {
+      options: { headers: this.channel.headers, signal: controller.signal },
+      end: () => {
+        signal?.removeEventListener("abort", onAbort);
+        controller.abort(); // ends the stream when the consumer stops early
+      },
+    };
+  }
+
   private async writeOutOfBand(request: AnswerRequest | ApproveRequest, settings: CallSettings): Promise<bigint> {
     const attempts = this.channel.attempts();
     try {
@@ -390,14 +536,6 @@ export class JournalClient {
     }
     return undefined;
   }
-}
-
-/** A Read item with its seq from `response.seq` (set for every kind), and the record placed there. */
-export function readItem(response: ReadResponse): StoredRecord {
-  const seq = response.seq || response.record?.seq || 0n;
-  const record = response.record ?? create(JournalRecordSchema, { seq });
-  if (!record.seq) record.seq = seq;
-  return { record, storedLine: response.storedLine, seq };
 }
 
 function landedSeq(err: unknown, request: AnswerRequest | ApproveRequest): bigint | undefined {
@@ -502,6 +640,17 @@ export class TaskClient {
   async get(taskId: string, settings?: CallSettings): Promise<Task> {
     const response = await this.channel.call((o) => this.stub.getTask({ taskId }, o), settings);
     return response.task!;
+  }
+
+  /**
+   * Deletes the task's request and outcome; true when this call deleted it (false for
+   * a task deleted already, so a transport retry is safe). The id is never used again
+   * (`TaskDeletedError`); runs that name the task are kept. With token auth on it needs
+   * the operator scope.
+   */
+  async delete(taskId: string, settings?: CallSettings): Promise<boolean> {
+    const response = await this.channel.call((o) => this.stub.deleteTask({ taskId }, o), settings);
+    return response.deleted;
   }
 
   /** One page of tasks, newest first; `state` e.g. "submitted", "succeeded" or "failed". */

@@ -166,6 +166,26 @@ export class RunExistsError extends RunJournalError {
   declare readonly runId: string;
 }
 
+/** RUN_DELETED: the run was deleted (DeleteRun or retention); its id is never used again. `lastSeq` is its last seq then. */
+export class RunDeletedError extends RunJournalError {
+  static override readonly REASON = "RUN_DELETED";
+  static override readonly KEYS: MetadataKeys = { run_id: "str", last_seq: "int" };
+  declare readonly runId: string;
+  declare readonly lastSeq: bigint;
+}
+
+/**
+ * LAST_SEQ_MISMATCH: DeleteRun's `expectedLastSeq` is not the run's last seq (`lastSeq`);
+ * nothing was deleted. Something was appended after the caller looked: look again.
+ */
+export class LastSeqMismatchError extends RunJournalError {
+  static override readonly REASON = "LAST_SEQ_MISMATCH";
+  static override readonly KEYS: MetadataKeys = { run_id: "str", last_seq: "int", expected_last_seq: "int" };
+  declare readonly runId: string;
+  declare readonly lastSeq: bigint;
+  declare readonly expectedLastSeq: bigint;
+}
+
 /** SEQ_GAP: the record's seq is beyond `lastSeq + 1`. */
 export class SeqGapError extends RunJournalError {
   static override readonly REASON = "SEQ_GAP";
@@ -287,6 +307,13 @@ export class AlreadyCompletedError extends RunJournalError {
   }
 }
 
+/** TASK_DELETED: the task was deleted; its id is never used again. */
+export class TaskDeletedError extends RunJournalError {
+  static override readonly REASON = "TASK_DELETED";
+  static override readonly KEYS: MetadataKeys = { task_id: "str" };
+  declare readonly taskId: string;
+}
+
 /** STORAGE_FULL: the server's store is full; nothing was written. */
 export class StorageFullError extends RunJournalError {
   static override readonly REASON = "STORAGE_FULL";
@@ -341,6 +368,8 @@ export const REASON_ERRORS: Readonly<Record<string, ErrorClass>> = Object.fromEn
     ResponseTooLargeError,
     RunNotFoundError,
     RunExistsError,
+    RunDeletedError,
+    LastSeqMismatchError,
     SeqGapError,
     SeqConflictError,
     RunClaimedError,
@@ -355,6 +384,7 @@ export const REASON_ERRORS: Readonly<Record<string, ErrorClass>> = Object.fromEn
     TaskNotFoundError,
     TaskConflictError,
     AlreadyCompletedError,
+    TaskDeletedError,
     StorageFullError,
     StorageUnavailableError,
     UnauthenticatedError,

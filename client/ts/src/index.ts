@@ -5,6 +5,7 @@ export * from "./errors.js";
 export * from "./fingerprint.js";
 export * from "./retry.js";
 export * from "./run.js";
+export * from "./watch.js";
 export * from "./gen/runjournal/v1/records_pb.js";
 export * from "./gen/runjournal/v1/state_pb.js";
 export * from "./gen/runjournal/v1/journal_service_pb.js";
