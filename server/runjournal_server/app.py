@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import resource
@@ -191,6 +192,22 @@ def _start_tracing(config: Config) -> Tracing | None:
         raise ServerStartError(str(err)) from err
 
 
+def _start_retention(runs: Runs, config: Config) -> asyncio.Task[None] | None:
+    """The background retention passes (``retention.py``) when ``retention`` is set."""
+    if not config.retention:
+        return None
+    from runjournal_server.retention import Retention
+
+    retention = Retention(runs, older_than_seconds=config.retention, max_deletions=config.retention_max_deletions)
+    log.info(
+        "retention: deleting runs stopped more than %gs ago, at most %d every %gs",
+        config.retention,
+        config.retention_max_deletions,
+        config.retention_interval_seconds,
+    )
+    return asyncio.create_task(retention.run(config.retention_interval_seconds), name="retention")
+
+
 async def serve(
     config: Config,
     *,
@@ -285,10 +302,15 @@ async def serve(
         log.info("serving Prometheus metrics on http://%s/metrics", endpoint.address)
         if on_metrics_ready is not None:
             on_metrics_ready(endpoint.address)
+    retention = _start_retention(runs, config)
     try:
         await stop.wait()
     finally:
         log.info("shutting down: draining in-flight calls for up to %.1fs", config.shutdown_grace_seconds)
+        if retention is not None:
+            retention.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await retention
         await health_servicer.enter_graceful_shutdown()
         await server.stop(config.shutdown_grace_seconds)
         await runs.close()

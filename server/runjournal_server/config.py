@@ -84,6 +84,25 @@ def _non_negative_float(text: str) -> float:
     return value
 
 
+_DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def duration_seconds(text: str) -> float:
+    """A duration such as ``30d``, ``12h``, ``90m`` or ``45s`` (or plain seconds) in seconds; empty or 0: off."""
+    text = text.strip().lower()
+    if not text:
+        return 0.0
+    unit = _DURATION_UNITS.get(text[-1])
+    number = text[:-1] if unit is not None else text
+    try:
+        value = float(number) * (unit or 1)
+    except ValueError:
+        raise ValueError("must be a duration such as 30d, 12h, 90m or 45s (empty: off)") from None
+    if value < 0 or value != value or value == float("inf"):
+        raise ValueError("must be a duration >= 0")
+    return value
+
+
 def _choice(options: Sequence[str], *, upper: bool = False) -> Callable[[str], str]:
     def parse(text: str) -> str:
         value = text.upper() if upper else text
@@ -164,6 +183,14 @@ SETTINGS: tuple[Setting, ...] = (
         DEFAULT_MAX_WARM_BYTES,
         "stored bytes folded into the warm states of all open runs together; LRU closed beyond",
     ),
+    Setting(
+        "retention",
+        duration_seconds,
+        0.0,
+        "delete stopped runs whose last record is older than this duration (30d, 12h, 90m, 45s); 0: keep runs",
+    ),
+    Setting("retention_interval_seconds", _positive_float, 60.0, "retention: seconds between two passes"),
+    Setting("retention_max_deletions", _positive_int, 100, "retention: most runs deleted in one pass"),
     Setting("io_threads", _positive_int, 32, "threads for disk I/O and fsync"),
     Setting("shutdown_grace_seconds", _non_negative_float, 10.0, "time to drain in-flight calls on SIGTERM"),
     Setting("log_level", _choice(LOG_LEVELS, upper=True), "INFO", "logging level"),
@@ -214,6 +241,10 @@ class Config:
     max_concurrent_rpcs: int = DEFAULT_MAX_CONCURRENT_RPCS
     max_open_journals: int = 1024
     max_warm_bytes: int = DEFAULT_MAX_WARM_BYTES
+    retention: float = 0.0
+    """Seconds; 0: retention is off (see retention.py)."""
+    retention_interval_seconds: float = 60.0
+    retention_max_deletions: int = 100
     io_threads: int = 32
     shutdown_grace_seconds: float = 10.0
     log_level: str = "INFO"

@@ -140,7 +140,14 @@ class RunHandles:
     async def catch_up(self, slot: Slot) -> bool:
         """Adopt records other writers stored (never any with an exclusive writer lock); True if any."""
         journal, folder = await self.ensure_open(slot)
-        newer = await journal.refresh()
+        try:
+            newer = await journal.refresh()
+        except CorruptJournalError as err:
+            # Another replica deleted the run: its tombstone is what refresh found after our tail.
+            if await self._backend.tombstone(slot.run_id) is None:
+                raise
+            await self.drop(slot)
+            await self._backend.refuse_deleted(slot.run_id, err)
         for item in newer:
             try:
                 folder.apply_stored(item)
@@ -195,6 +202,10 @@ class RunHandles:
     def note_corrupt(self, err: CorruptJournalError) -> None:
         """Remember damage found by any read of a run, so the listing shows the run as CORRUPT."""
         self._corrupt(err)
+
+    def forget_corrupt(self, run_id: str) -> None:
+        """Forget the damage found in a run that is now deleted."""
+        self._known_corrupt.pop(run_id, None)
 
     def _corrupt(self, err: CorruptJournalError) -> CorruptJournalError:
         self._known_corrupt[err.run_id] = err.message

@@ -27,7 +27,13 @@ from runjournal_server.backends.base import Backend
 from runjournal_server.core.inbox import MAY_WAIT_AFTER_KINDS, TURN_START_KINDS, waiting_calls
 from runjournal_server.core.kinds import Kind
 from runjournal_server.core.summary import corrupt_summary, is_inert, summarize_stored, unavailable_summary
-from runjournal_server.errors import CorruptJournalError, InvalidArgumentError, JournalError, RunNotFoundError
+from runjournal_server.errors import (
+    CorruptJournalError,
+    InvalidArgumentError,
+    JournalError,
+    RunDeletedError,
+    RunNotFoundError,
+)
 
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000
@@ -159,8 +165,8 @@ class RunListing:
         async def one(run_id: str) -> state_pb2.RunSummary | None:
             try:
                 return await self.summary(run_id)
-            except RunNotFoundError:
-                return None
+            except (RunNotFoundError, RunDeletedError):
+                return None  # deleted between the listing of ids and this read: not a run any more
 
         found: list[state_pb2.RunSummary | None] = []
         for begin in range(0, len(run_ids), READ_CONCURRENCY):
@@ -188,11 +194,15 @@ class RunListing:
                 summary.waiting_calls.extend(waiting_calls(tail))
         except CorruptJournalError as err:
             return corrupt_summary(run_id, err.message)
-        except RunNotFoundError:
-            raise  # a creation that never became durable: not a run (see _summaries)
+        except (RunNotFoundError, RunDeletedError):
+            raise  # a creation that never became durable, or a deleted run: not a run (see _summaries)
         except JournalError as err:
             return unavailable_summary(run_id, err.message)
         return summary
+
+    def forget(self, run_id: str) -> None:
+        """Drop what is cached of a deleted run's meta (a tombstoned id is never created again, but stay exact)."""
+        self._meta_cache.pop(run_id, None)
 
     async def _meta_infos(self, run_ids: Sequence[str]) -> dict[str, _MetaInfo]:
         missing = [r for r in run_ids if r not in self._meta_cache]

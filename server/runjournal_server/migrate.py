@@ -22,6 +22,10 @@ runs) and is copied as of the moment it is read. A run that cannot be read or
 folded (corrupt), is locked, or conflicts is refused with its reason while the
 others go on; the exit code is 1 when any was refused.
 
+A deleted run is never copied: its tombstone is (``migrate_tombstone``), so
+the run cannot reappear on the target, and a copy an earlier migration made
+is deleted there too.
+
 Tasks are copied the same way (create-only request and outcome documents,
 same bytes; identical bytes present are skipped, different ones a conflict).
 """
@@ -41,7 +45,7 @@ from typing import TextIO
 
 from runjournal_server import config as config_module
 from runjournal_server.backends.base import Backend
-from runjournal_server.migrate_copy import Outcome, Progress, Status, migrate_run, migrate_task
+from runjournal_server.migrate_copy import Outcome, Progress, Status, migrate_run, migrate_task, migrate_tombstone
 from runjournal_server.migrate_endpoints import Endpoint, SpecError, parse_spec
 
 DEFAULT_CONCURRENCY = 16
@@ -110,14 +114,22 @@ async def migrate(source_end: Endpoint, target_end: Endpoint, options: Options, 
             started.append(backend)
         source, target = started
         run_ids = list(options.run_ids) or sorted(await source.list_run_ids())
+        deleted = {t.run_id for t in await source.tombstones()} if options.run_ids else set()
 
         async def one_run(run_id: str) -> Outcome:
             outcome = await migrate_run(source, target, run_id, dry_run=options.dry_run)
-            if outcome.status == Status.ABSENT and options.run_ids:
+            if outcome.status == Status.ABSENT and options.run_ids and outcome.name not in deleted:
                 return dataclasses.replace(outcome, status=Status.FAILED, message="not found in the source")
             return outcome
 
         outcomes = await _all("runs", run_ids, one_run, options, err)
+        tombstones = {t.run_id: t for t in await source.tombstones()}
+        wanted = sorted(set(options.run_ids) & set(tombstones)) if options.run_ids else sorted(tombstones)
+
+        async def one_tombstone(run_id: str) -> Outcome:
+            return await migrate_tombstone(target, tombstones[run_id], dry_run=options.dry_run)
+
+        outcomes += await _all("tombstones", wanted, one_tombstone, options, err)
         if not options.run_ids:
             source_tasks, target_tasks = source.task_store(), target.task_store()
             task_ids = sorted(await source_tasks.list_task_ids())
@@ -236,7 +248,7 @@ def main(args: argparse.Namespace) -> int:
             verdict = "not migrated" if outcome.status == Status.FAILED else "skipped"
             print(f"runjournal migrate: {outcome.kind} {outcome.name!r} {verdict}: {outcome.message}", file=sys.stderr)
     prefix = "dry run: " if args.dry_run else ""
-    kinds = ["run"] if options.run_ids else ["run", "task"]
+    kinds = ["run", "tombstone"] if options.run_ids else ["run", "tombstone", "task"]
     for line in summary(outcomes, kinds=kinds, dry_run=args.dry_run):
         print(prefix + line, flush=True)
     return 1 if any(o.status == Status.FAILED for o in outcomes) else 0

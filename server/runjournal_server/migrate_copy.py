@@ -9,13 +9,15 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from runjournal.v1.state_pb2 import RunState
-from runjournal_server.backends.base import Backend, Journal, TaskStore, WriteRaceError
+from runjournal_server.backends.base import Backend, Journal, TaskStore, Tombstone, WriteRaceError
 from runjournal_server.core.fold import JournalRuleError, fold_stored
 from runjournal_server.core.records import StoredRecord
 from runjournal_server.core.sequence import AppendDecision, check_append
 from runjournal_server.errors import (
     CorruptJournalError,
     JournalError,
+    LastSeqMismatchError,
+    RunDeletedError,
     RunExistsError,
     RunLockedError,
     RunNotFoundError,
@@ -71,6 +73,8 @@ async def migrate_run(source: Backend, target: Backend, run_id: str, *, dry_run:
         journal, stored = await source.open_journal(run_id)
     except RunNotFoundError:
         return Outcome("run", run_id, Status.ABSENT, message="the source holds no complete record of it")
+    except RunDeletedError:
+        return Outcome("run", run_id, Status.ABSENT, message="deleted in the source: its tombstone is copied instead")
     except RunLockedError:
         return _failed(run_id, LOCKED_ON_SOURCE)
     except JournalError as err:
@@ -88,6 +92,34 @@ async def migrate_run(source: Backend, target: Backend, run_id: str, *, dry_run:
     finally:
         await journal.close()
     return Outcome("run", run_id, Status.MIGRATED if copied else Status.PRESENT, copied)
+
+
+async def migrate_tombstone(target: Backend, tombstone: Tombstone, *, dry_run: bool) -> Outcome:
+    """Copy a deleted run's tombstone, so the run cannot be created (or copied) on the target again.
+
+    A copy of the run that an earlier migration put on the target is deleted
+    there too, if it is still as the source had it (its last seq is the
+    tombstone's); one written to since is refused, and nothing is deleted.
+    """
+    run_id = tombstone.run_id
+    if await target.tombstone(run_id) is not None:
+        return Outcome("tombstone", run_id, Status.PRESENT)
+    if dry_run:
+        return Outcome("tombstone", run_id, Status.MIGRATED, 1)
+    try:
+        await target.keep_tombstone(tombstone)
+    except RunExistsError:
+        try:
+            await target.delete_run(run_id, tombstone.last_seq)
+        except LastSeqMismatchError as err:
+            return Outcome(
+                "tombstone",
+                run_id,
+                Status.FAILED,
+                message=f"deleted in the source, but the target's copy moved on ({err.message}); delete it there",
+            )
+        return Outcome("tombstone", run_id, Status.MIGRATED, 1, message="the target's copy was deleted too")
+    return Outcome("tombstone", run_id, Status.MIGRATED, 1)
 
 
 def _failed(run_id: str, message: str) -> Outcome:

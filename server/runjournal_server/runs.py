@@ -46,6 +46,7 @@ from runjournal_server.core.kinds import kind_of
 from runjournal_server.core.resume import check_appended_reconfigure, check_claim_request, gate_claim, resume_reminder
 from runjournal_server.core.schema import validate_payload
 from runjournal_server.core.sequence import BatchOutcome, decide_batch
+from runjournal_server.deleting import Deletion, RunDeleter
 from runjournal_server.errors import (
     InvalidArgumentError,
     InvalidRecordError,
@@ -124,6 +125,7 @@ class Runs:
         self._listing = RunListing(backend, self._handles.corruption)
         self.events = RunEvents()
         """Told of every acknowledged write, after it is durable: what Watch and WatchRuns wait on."""
+        self._deleter = RunDeleter(backend, self._handles, self._listing, self._past_states, self.events)
 
     # ----------------------------------------------------------------- append
 
@@ -478,6 +480,12 @@ class Runs:
         """One run's summary by the listing rule, read now (what WatchRuns sends); RunNotFoundError if absent."""
         validate_run_id(run_id)
         return await self._listing.summary(run_id)
+
+    # ----------------------------------------------------------------- delete
+
+    async def delete(self, run_id: str, expected_last_seq: int) -> Deletion:
+        """Delete the run if its last seq is ``expected_last_seq``, keeping a tombstone (``deleting.py``)."""
+        return await self._deleter.delete(run_id, expected_last_seq)
 
     # ------------------------------------------------------------------- read
 

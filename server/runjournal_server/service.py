@@ -225,6 +225,13 @@ class JournalServicer(_Authorizing, pb_grpc.JournalServiceServicer):
         seq = await self._runs.approve(request.run_id, request.tool_use_id, request.decision, approver, request.reason)
         return pb.ApproveResponse(seq=seq)
 
+    @_unary(_DECIDES)
+    async def DeleteRun(
+        self, request: pb.DeleteRunRequest, context: grpc.aio.ServicerContext, access: Access
+    ) -> pb.DeleteRunResponse:
+        deletion = await self._runs.delete(request.run_id, request.expected_last_seq)
+        return pb.DeleteRunResponse(last_seq=deletion.last_seq, deleted=deletion.deleted)
+
     @_unary(_READS)
     async def ListRuns(
         self, request: pb.ListRunsRequest, context: grpc.aio.ServicerContext, access: Access
@@ -388,3 +395,9 @@ class TaskServicer(_Authorizing, tpb_grpc.TaskServiceServicer):
             task_id_prefixes=access.run_id_prefixes,
         )
         return tpb.ListTasksResponse(tasks=tasks, next_page_token=token)
+
+    @_unary(_DECIDES)
+    async def DeleteTask(
+        self, request: tpb.DeleteTaskRequest, context: grpc.aio.ServicerContext, access: Access
+    ) -> tpb.DeleteTaskResponse:
+        return tpb.DeleteTaskResponse(deleted=await self._tasks.delete(request.task_id))

@@ -34,6 +34,7 @@ from runjournal_server.errors import (
     AlreadyCompletedError,
     InvalidArgumentError,
     TaskConflictError,
+    TaskDeletedError,
     TaskNotFoundError,
 )
 from runjournal_server.listing import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, SortKey, decode_page_token, encode_page_token
@@ -72,6 +73,7 @@ class Tasks:
         task.submitted_at.FromDatetime(self._now())
         body = canonical(task)
         _check_size(body, "the request")
+        await self._refuse_deleted(task_id)
         existing = await self._store.create_request(task_id, body)
         if existing is None:
             task.state = tpb.TASK_STATE_SUBMITTED
@@ -91,6 +93,7 @@ class Tasks:
             _check_json(outcome.result_json, "outcome.result_json")
         elif not 1 <= len(outcome.failure.code) <= MAX_FAILURE_CODE_CHARS:
             raise InvalidArgumentError("outcome.failure.code", f"use 1-{MAX_FAILURE_CODE_CHARS} characters")
+        await self._refuse_deleted(task_id)
         request, _ = await self._store.get(task_id)
         if request is None:
             raise TaskNotFoundError(task_id)
@@ -107,10 +110,26 @@ class Tasks:
 
     async def get(self, task_id: str) -> tpb.Task:
         validate_run_id(task_id, "task_id")
+        await self._refuse_deleted(task_id)
         request, outcome = await self._store.get(task_id)
         if request is None:
             raise TaskNotFoundError(task_id)
         return _task(request, outcome)
+
+    async def delete(self, task_id: str) -> bool:
+        """Delete the task's documents, keeping a tombstone; False when it was deleted already (a retry)."""
+        validate_run_id(task_id, "task_id")
+        if not await self._store.is_deleted(task_id):
+            request, _ = await self._store.get(task_id)
+            if request is None:
+                raise TaskNotFoundError(task_id)
+        deleted = await self._store.delete(task_id)
+        self._info_cache.pop(task_id, None)
+        return deleted
+
+    async def _refuse_deleted(self, task_id: str) -> None:
+        if await self._store.is_deleted(task_id):
+            raise TaskDeletedError(task_id)
 
     async def list(
         self,

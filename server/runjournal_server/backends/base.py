@@ -55,11 +55,18 @@ import abc
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar, final
+from pathlib import Path
+from typing import NoReturn, Protocol, TypeVar, final
 
 from runjournal_server.core import records
 from runjournal_server.core.records import RecordDecodeError, StoredRecord
-from runjournal_server.errors import CorruptJournalError, StorageUnavailableError
+from runjournal_server.errors import (
+    CorruptJournalError,
+    RunDeletedError,
+    RunExistsError,
+    RunNotFoundError,
+    StorageUnavailableError,
+)
 
 
 @dataclass(frozen=True)
@@ -77,6 +84,17 @@ class RunEnds:
     """When the last record was stored, in seconds since the epoch by the store's
     clock (file: the journal's mtime; JetStream: the message timestamp); None
     where the backend cannot tell."""
+
+
+@dataclass(frozen=True)
+class Tombstone:
+    """What is kept of a deleted run, so that its id is never used again (RUN_DELETED)."""
+
+    run_id: str
+    last_seq: int
+    """The run's last seq when it was deleted."""
+    deleted_at: float
+    """When, in seconds since the epoch."""
 
 
 T = TypeVar("T")
@@ -354,7 +372,12 @@ class Backend(abc.ABC):
             raise ValueError(f"run {run_id!r}: a journal starts at seq 1, got {meta.seq}")
         batch = [meta, *rest]
         check_numbering(run_id, batch, 1)
-        return await _timed_store(self._create_exclusive(run_id, batch), len(batch), observer)
+        try:
+            return await _timed_store(self._create_exclusive(run_id, batch), len(batch), observer)
+        except RunExistsError as err:
+            # A store whose tombstone occupies the run's place (JetStream) refuses the
+            # creation as if the run existed: a stale retry of a deleted run's meta.
+            await self.refuse_deleted(run_id, err)
 
     @abc.abstractmethod
     async def _create_exclusive(self, run_id: str, batch: list[StoredRecord]) -> Journal:
@@ -387,7 +410,10 @@ class Backend(abc.ABC):
         ``RunNotFoundError`` or ``CorruptJournalError``.
         """
         walk = BackwardWalk(lambda stored: not is_inert(stored), keep_all=False)
-        meta = await self._walk_back(run_id, walk)
+        try:
+            meta = await self._walk_back(run_id, walk)
+        except (RunNotFoundError, CorruptJournalError) as err:
+            await self.refuse_deleted(run_id, err)
         if meta is None or not walk.done or walk.last_seq is None:
             raise AssertionError("the backward walk always reaches the meta")
         return RunEnds(meta=meta, last_significant=walk.taken[-1], last_seq=walk.last_seq, stored_at=walk.stored_at)
@@ -444,7 +470,85 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     async def list_run_ids(self) -> list[str]:
-        """Every run id with a journal (unordered); may include unreadable ones."""
+        """Every run id with a journal and no tombstone (unordered); may include unreadable ones."""
+
+    async def run_versions(self, run_ids: Sequence[str] | None = None) -> dict[str, object] | None:
+        """A cheap version of each run's journal (of every run when ``run_ids`` is None): runs absent are left out.
+
+        A version changes whenever a record is stored, and is read without
+        reading the journal (file: the journal's size, mtime and inode), so
+        the listing index's repair can tell at start which of 100,000 runs
+        moved while it was not looking. None where the store has no such
+        version: the repair then reads every run again.
+        """
+        return None
+
+    def derived_data_dir(self) -> Path | None:
+        """A local directory where the server may keep files derived from the journals (the listing index).
+
+        Such files are never the truth: they are checked against the store
+        and rebuilt from it. None where the store keeps nothing local.
+        """
+        return None
+
+    # ------------------------------------------------------------ deleting
+
+    @final
+    async def delete_run(self, run_id: str, expected_last_seq: int) -> tuple[Tombstone, bool]:
+        """Delete the run if its last seq is ``expected_last_seq``: its tombstone, and whether this call deleted it.
+
+        The tombstone is durable before any byte of the run is removed (or in
+        the same atomic step), so a crash at any point leaves either the whole
+        run, or a tombstone: never a run that reads back in part and could be
+        written again. What a crash left behind is removed by ``_erase``: here
+        (deleting again answers the tombstone, ``False``, and finishes) and by
+        ``start``. Once the tombstone exists every read and write of the run
+        is RUN_DELETED (``refuse_deleted``). Raises ``RunNotFoundError``,
+        ``LastSeqMismatchError`` (nothing removed), ``RunLockedError``.
+        """
+        found = await self.tombstone(run_id)
+        if found is not None:
+            await self._erase(run_id)
+            return found, False
+        return await self._delete(run_id, expected_last_seq, time.time())
+
+    @abc.abstractmethod
+    async def _delete(self, run_id: str, expected_last_seq: int, deleted_at: float) -> tuple[Tombstone, bool]:
+        """Hook: with the run's writers held off, check its last seq, store the tombstone durably, then ``_erase``.
+
+        A last seq other than ``expected_last_seq`` is ``LastSeqMismatchError``
+        with nothing written. Returns the tombstone and True, or the tombstone
+        another deleter stored first and False.
+        """
+
+    @abc.abstractmethod
+    async def _erase(self, run_id: str) -> None:
+        """Hook: remove what is left of a tombstoned run's stored bytes (idempotent), overwritten if the store can."""
+
+    @abc.abstractmethod
+    async def tombstone(self, run_id: str) -> Tombstone | None:
+        """The run's tombstone, or None when it was never deleted."""
+
+    @abc.abstractmethod
+    async def tombstones(self) -> list[Tombstone]:
+        """Every tombstone (unordered): what a migration copies."""
+
+    @abc.abstractmethod
+    async def keep_tombstone(self, tombstone: Tombstone) -> None:
+        """Store ``tombstone`` for a run this store does not hold (a migration's copy); idempotent.
+
+        A run the store holds under that id is ``RunExistsError``: it is not removed.
+        """
+
+    async def refuse_deleted(self, run_id: str, err: Exception) -> NoReturn:
+        """Raise RUN_DELETED if the run has a tombstone, else ``err``: for a read that found the run absent or damaged.
+
+        Asked only on that path, so a healthy run's reads pay nothing for it.
+        """
+        found = await self.tombstone(run_id)
+        if found is not None:
+            raise RunDeletedError(run_id, found.last_seq) from err
+        raise err
 
     def task_store(self) -> TaskStore:
         """The store of tasks kept beside the journals (same place, same durability)."""
@@ -474,4 +578,17 @@ class TaskStore(abc.ABC):
 
     @abc.abstractmethod
     async def list_task_ids(self) -> list[str]:
-        """Every task id with a stored request (unordered)."""
+        """Every task id with a stored request and no tombstone (unordered)."""
+
+    @abc.abstractmethod
+    async def delete(self, task_id: str) -> bool:
+        """Keep a durable tombstone of the task, then remove its documents; False when it had a tombstone already.
+
+        The tombstone comes first, so a crash leaves the task whole or
+        tombstoned, never readable in part; deleting again removes what a
+        crash left. ``tasks.py`` checks that the task exists first.
+        """
+
+    @abc.abstractmethod
+    async def is_deleted(self, task_id: str) -> bool:
+        """True when the task has a tombstone (TASK_DELETED)."""

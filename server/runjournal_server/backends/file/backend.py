@@ -4,7 +4,9 @@ The run's writer lock is an exclusive, non-blocking ``flock`` on
 ``<run>.lock``, held while the journal is open; the kernel drops it when the
 process dies, so a crash leaves no stale lock. The lock file is never deleted:
 every locker must lock the same inode, and deleting it would let a third
-process lock a fresh file while the first still holds the old one.
+process lock a fresh file while the first still holds the old one. Only
+deleting a run removes it (``tombstones.py``), after the run's tombstone is
+durable: every locker checks the tombstone once it holds the lock.
 """
 
 from __future__ import annotations
@@ -17,14 +19,14 @@ import os
 import tempfile
 import threading
 from array import array
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from concurrent.futures import Executor
 from pathlib import Path
 from typing import TypeVar
 
 import portalocker
 
-from runjournal_server.backends.base import Backend, BackwardWalk, TaskStore
+from runjournal_server.backends.base import Backend, BackwardWalk, TaskStore, Tombstone
 from runjournal_server.backends.file.files import (
     JOURNAL_SUFFIX,
     LOCK_SUFFIX,
@@ -53,10 +55,13 @@ from runjournal_server.backends.file.reading import (
     scan_journal,
     walk_back,
 )
+from runjournal_server.backends.file.tombstones import Tombstones, erase
 from runjournal_server.core.ids import is_valid_run_id, validate_run_id
 from runjournal_server.core.records import StoredRecord
 from runjournal_server.errors import (
     CorruptJournalError,
+    LastSeqMismatchError,
+    RunDeletedError,
     RunExistsError,
     RunLockedError,
     RunNotFoundError,
@@ -79,6 +84,7 @@ class FileBackend(Backend):
         self._executor = executor
         self._journals: set[FileJournal] = set()
         self._journals_mutex = threading.Lock()
+        self._tombstones = Tombstones(self._dir)
 
     @property
     def data_dir(self) -> Path:
@@ -101,16 +107,27 @@ class FileBackend(Backend):
     async def open_journal(
         self, run_id: str, known: Sequence[StoredRecord] = ()
     ) -> tuple[FileJournal, list[StoredRecord]]:
-        return await self._run_opening(functools.partial(self._open_sync, known=known), run_id, None)
+        return await self._found(
+            run_id, self._run_opening(functools.partial(self._open_sync, known=known), run_id, None)
+        )
 
     async def load(self, run_id: str) -> list[StoredRecord]:
-        return await self._run(self._load_sync, run_id)
+        return await self._found(run_id, self._run(self._load_sync, run_id))
 
     async def _walk_back(self, run_id: str, walk: BackwardWalk) -> StoredRecord:
-        return await self._run(self._read_sync, run_id, functools.partial(walk_back, run_id, walk))
+        return await self._found(
+            run_id, self._run(self._read_sync, run_id, functools.partial(walk_back, run_id, walk))
+        )
 
     async def meta(self, run_id: str) -> StoredRecord:
-        return await self._run(self._read_sync, run_id, functools.partial(read_meta, run_id))
+        return await self._found(run_id, self._run(self._read_sync, run_id, functools.partial(read_meta, run_id)))
+
+    async def _found(self, run_id: str, read: Awaitable[T]) -> T:
+        """``read``; a run it found absent is RUN_DELETED where a tombstone says so (the journal is gone)."""
+        try:
+            return await read
+        except RunNotFoundError as err:
+            await self.refuse_deleted(run_id, err)
 
     async def stream(self, run_id: str, from_seq: int) -> AsyncGenerator[StoredRecord, None]:
         """Read forward a chunk at a time (``STREAM_CHUNK_BYTES`` plus at most one line held).
@@ -119,7 +136,7 @@ class FileBackend(Backend):
         appends are for the next stream), a torn final line and an incomplete
         batch left out. Lines before ``from_seq`` are counted, not decoded.
         """
-        cursor = await self._run_cursor(run_id, max(from_seq, 1))
+        cursor = await self._found(run_id, self._run_cursor(run_id, max(from_seq, 1)))
         try:
             while found := await self._run(cursor.next_records):
                 found.reverse()
@@ -132,6 +149,41 @@ class FileBackend(Backend):
 
     async def list_run_ids(self) -> list[str]:
         return await self._run(self._list_sync)
+
+    async def run_versions(self, run_ids: Sequence[str] | None = None) -> dict[str, object]:
+        """Size, mtime and inode of each journal: every acknowledged append grows the file (see ``Backend``)."""
+        ids = await self.list_run_ids() if run_ids is None else run_ids
+        return await self._run(self._versions_sync, ids)
+
+    def derived_data_dir(self) -> Path:
+        return self._dir
+
+    def _versions_sync(self, run_ids: Sequence[str]) -> dict[str, object]:
+        versions: dict[str, object] = {}
+        for run_id in run_ids:
+            try:
+                info = os.stat(self._journal_path(run_id), follow_symlinks=False)
+            except OSError:
+                continue  # gone (or unreadable): the repair reads it and finds out which
+            versions[run_id] = (info.st_size, info.st_mtime_ns, info.st_ino)
+        return versions
+
+    # ------------------------------------------------------------ deleting (tombstones.py)
+
+    async def _delete(self, run_id: str, expected_last_seq: int, deleted_at: float) -> tuple[Tombstone, bool]:
+        return await self._run(self._delete_sync, run_id, expected_last_seq, deleted_at)
+
+    async def _erase(self, run_id: str) -> None:
+        await self._run(self._erase_sync, run_id)
+
+    async def tombstone(self, run_id: str) -> Tombstone | None:
+        return await self._run(self._tombstone_sync, run_id)
+
+    async def tombstones(self) -> list[Tombstone]:
+        return await self._run(self._tombstones.all)
+
+    async def keep_tombstone(self, tombstone: Tombstone) -> None:
+        await self._run(self._keep_tombstone_sync, tombstone)
 
     def task_store(self) -> TaskStore:
         from runjournal_server.backends.file.tasks import FileTaskStore
@@ -249,6 +301,9 @@ class FileBackend(Backend):
             raise StorageUnavailableError(
                 None, f"the data directory {self._dir} is not a writable directory ({err.strerror or err})"
             ) from err
+        with os_errors(None, "finishing the deletions a crash interrupted"):
+            for run_id in self._tombstones.run_ids():
+                self._erase_sync(run_id)
 
     def _create_sync(self, run_id: str, creation: list[StoredRecord] | None) -> tuple[FileJournal, list[StoredRecord]]:
         """Create the run under its lock.
@@ -264,8 +319,10 @@ class FileBackend(Backend):
         """
         assert creation
         with contextlib.ExitStack() as cleanup, os_errors(run_id, "creating the journal"):
+            self._refuse_tombstoned(run_id)  # before the lock file is made: a deleted run keeps no file
             lock_fd = self._lock(run_id)
             cleanup.callback(os.close, lock_fd)
+            self._refuse_tombstoned(run_id)  # again, holding the lock: a deleter may have just finished
             path = self._journal_path(run_id)
             fd = open_regular(run_id, path, os.O_RDWR | os.O_CREAT)
             cleanup.callback(os.close, fd)
@@ -348,6 +405,60 @@ class FileBackend(Backend):
             cleanup.pop_all()
         return self._adopt(run_id, fd, lock_fd, scan, lock_name_durable=lock_name_durable), scan.records
 
+    def _refuse_tombstoned(self, run_id: str) -> None:
+        found = self._tombstones.read(run_id)
+        if found is not None:
+            raise RunDeletedError(run_id, found.last_seq)
+
+    def _tombstone_sync(self, run_id: str) -> Tombstone | None:
+        with os_errors(run_id, "reading the run's tombstone"):
+            return self._tombstones.read(run_id)
+
+    def _delete_sync(self, run_id: str, expected_last_seq: int, deleted_at: float) -> tuple[Tombstone, bool]:
+        """Under the run's lock: check the last seq, store the tombstone, then erase the files (see tombstones.py)."""
+        with contextlib.ExitStack() as cleanup, os_errors(run_id, "deleting the run"):
+            found = self._tombstones.read(run_id)
+            if found is not None:
+                return found, False
+            if not os.path.lexists(self._journal_path(run_id)):
+                raise RunNotFoundError(run_id)  # before the lock file is made, as for an open
+            lock_fd = self._lock(run_id)
+            cleanup.callback(os.close, lock_fd)
+            found = self._tombstones.read(run_id)
+            if found is not None:
+                return found, False  # another process deleted it between our looks
+            try:
+                fd = open_regular(run_id, self._journal_path(run_id), os.O_RDONLY)
+            except FileNotFoundError:
+                raise RunNotFoundError(run_id) from None
+            cleanup.callback(os.close, fd)
+            scan = scan_journal(run_id, read_all(fd), intent=held_intent(lock_fd))
+            if not scan.records:
+                raise RunNotFoundError(run_id)
+            last_seq = scan.records[-1].seq
+            if last_seq != expected_last_seq:
+                raise LastSeqMismatchError(run_id, last_seq, expected_last_seq)
+            tombstone = Tombstone(run_id, last_seq, deleted_at)
+            self._tombstones.write(tombstone)  # durable before any byte of the run goes
+            self._erase_sync(run_id)  # still holding the lock: no other process opens the run meanwhile
+        return tombstone, True
+
+    def _erase_sync(self, run_id: str) -> None:
+        erase([self._journal_path(run_id), self._lock_path(run_id)], self._dir)
+
+    def _keep_tombstone_sync(self, tombstone: Tombstone) -> None:
+        with os_errors(tombstone.run_id, "storing the run's tombstone"):
+            if self._tombstones.read(tombstone.run_id) is not None:
+                return
+            try:
+                self._load_sync(tombstone.run_id)
+            except RunNotFoundError:
+                pass
+            else:
+                raise RunExistsError(tombstone.run_id)
+            self._tombstones.write(tombstone)
+            self._erase_sync(tombstone.run_id)  # a creation that never became durable leaves nothing
+
     def _load_sync(self, run_id: str) -> list[StoredRecord]:
         with os_errors(run_id, "reading the journal"):
             fd = self._open_for_reading(run_id)
@@ -394,11 +505,15 @@ class FileBackend(Backend):
         return self._read_sync(run_id, start)
 
     def _list_sync(self) -> list[str]:
-        with os_errors(None, f"listing {self._dir}"), os.scandir(self._dir) as entries:
-            return [
-                entry.name.removesuffix(JOURNAL_SUFFIX)
-                for entry in entries
-                if entry.name.endswith(JOURNAL_SUFFIX)
-                and is_valid_run_id(entry.name.removesuffix(JOURNAL_SUFFIX))
-                and entry.is_file()
-            ]
+        with os_errors(None, f"listing {self._dir}"):
+            # A journal a crash left beside its tombstone (until start erases it) is not listed.
+            deleted = self._tombstones.run_ids()
+            with os.scandir(self._dir) as entries:
+                return [
+                    entry.name.removesuffix(JOURNAL_SUFFIX)
+                    for entry in entries
+                    if entry.name.endswith(JOURNAL_SUFFIX)
+                    and is_valid_run_id(entry.name.removesuffix(JOURNAL_SUFFIX))
+                    and entry.name.removesuffix(JOURNAL_SUFFIX) not in deleted
+                    and entry.is_file()
+                ]

@@ -109,6 +109,7 @@ def _records_backward(
 def walk_back(run_id: str, walk: BackwardWalk, fd: int, size: int, intent: Intent | None) -> StoredRecord:
     """The meta from the front, then the records from the last one back, fed to ``walk`` until it is done."""
     walk.restart()  # the reader may be starting over (the file shrank under the last attempt)
+    walk.stored_at = os.fstat(fd).st_mtime  # every append writes the file: its mtime is the last record's time
     meta, backward = _records_backward(run_id, fd, size, intent)
     for stored in backward:
         if walk.take(stored):

@@ -9,13 +9,19 @@ create would expose a half-written file to a racing reader, or leave one
 behind after a crash). The directory is fsynced before the call returns, so an
 acknowledged document survives a crash. The first completion wins at the file
 system itself.
+
+Deleting a task links ``<task_id>.deleted.json`` (its tombstone) the same
+way first, then truncates, fsyncs and unlinks both documents and fsyncs the
+directory: a crash leaves the task whole or tombstoned.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
+import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import Executor
@@ -24,11 +30,13 @@ from typing import TypeVar
 
 from runjournal_server.backends.base import TaskStore
 from runjournal_server.backends.file.files import os_errors, write_all
+from runjournal_server.backends.file.tombstones import erase
 from runjournal_server.core.ids import is_valid_run_id
 
 TASKS_DIR = "tasks"
 REQUEST_SUFFIX = ".request.json"
 OUTCOME_SUFFIX = ".outcome.json"
+DELETED_SUFFIX = ".deleted.json"
 TEMP_PREFIX = ".tmp-"
 
 T = TypeVar("T")
@@ -50,6 +58,12 @@ class FileTaskStore(TaskStore):
 
     async def list_task_ids(self) -> list[str]:
         return await self._run(self._list)
+
+    async def delete(self, task_id: str) -> bool:
+        return await self._run(self._delete, task_id)
+
+    async def is_deleted(self, task_id: str) -> bool:
+        return await self._run(os.path.lexists, self._path(task_id, DELETED_SUFFIX))
 
     async def _run(self, fn: Callable[..., T], *args: object) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
@@ -75,6 +89,13 @@ class FileTaskStore(TaskStore):
             self._fsync_dir()
             return None if created else final.read_bytes()
 
+    def _delete(self, task_id: str) -> bool:
+        body = json.dumps({"task_id": task_id, "deleted_at": time.time()}, sort_keys=True).encode()
+        created = self._create(task_id, DELETED_SUFFIX, body) is None  # durable, directory fsynced
+        with os_errors(task_id, "deleting the task", what="task"):
+            erase([self._path(task_id, REQUEST_SUFFIX), self._path(task_id, OUTCOME_SUFFIX)], self._dir)
+        return created
+
     def _get(self, task_id: str) -> tuple[bytes | None, bytes | None]:
         with os_errors(task_id, "reading the task", what="task"):
             return (
@@ -88,8 +109,9 @@ class FileTaskStore(TaskStore):
                 names = os.listdir(self._dir)
             except FileNotFoundError:
                 return []
+        deleted = {name.removesuffix(DELETED_SUFFIX) for name in names if name.endswith(DELETED_SUFFIX)}
         ids = (name.removesuffix(REQUEST_SUFFIX) for name in names if name.endswith(REQUEST_SUFFIX))
-        return [task_id for task_id in ids if is_valid_run_id(task_id)]
+        return [task_id for task_id in ids if is_valid_run_id(task_id) and task_id not in deleted]
 
     def _fsync_dir(self) -> None:
         fd = os.open(self._dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)

@@ -19,7 +19,9 @@ import asyncio
 import base64
 import binascii
 import json
+import re
 import uuid
+from calendar import timegm
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +35,7 @@ READ_CONCURRENCY = 64
 _PAST_EVERY_PAGE = 1 << 62
 """A stream-info page offset past any subject list: the reply then carries the total and no names."""
 ERR_NO_MESSAGE = 10037
+ERR_MSG_DELETE_FAILED = 10057
 ERR_STREAM_NOT_FOUND = 10059
 ERR_STREAM_NAME_IN_USE = 10058
 ERR_WRONG_LAST_SEQUENCE = 10071
@@ -79,6 +82,8 @@ class StoredMessage:
     stream_seq: int
     data: bytes
     msg_id: str | None
+    stored_at: float | None = None
+    """When the stream stored it (seconds since the epoch), from the message's ``time``."""
 
 
 @dataclass(frozen=True)
@@ -217,6 +222,21 @@ class JetStreamApi:
             if not page or offset >= total:
                 return found
 
+    async def delete_message(self, stream_seq: int) -> bool:
+        """Erase the message at ``stream_seq``: removed and its bytes overwritten in the store files.
+
+        The API's default (``no_erase`` false) rewrites the message with random
+        data, so a deleted record's bytes do not linger in a block file until
+        it is compacted. False when no message is there (erased already).
+        """
+        try:
+            await self._api(f"STREAM.MSG.DELETE.{self.stream}", {"seq": stream_seq, "no_erase": False})
+        except ApiError as err:
+            if err.err_code in (ERR_NO_MESSAGE, ERR_MSG_DELETE_FAILED) and "no message" in err.description:
+                return False
+            raise
+        return True
+
     # ------------------------------------------------------------ managing
 
     async def stream_info(self) -> dict[str, Any]:
@@ -299,9 +319,23 @@ def _stored_message(message: Mapping[str, Any]) -> StoredMessage:
             stream_seq=int(message["seq"]),
             data=data,
             msg_id=header_value(raw_headers, HEADER_MSG_ID),
+            stored_at=_epoch_seconds(message.get("time")),
         )
     except (KeyError, TypeError, ValueError, binascii.Error) as err:
         raise NoAnswerError(f"the stream returned a malformed message: {_describe(err)}") from err
+
+
+_RFC3339 = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?Z")
+
+
+def _epoch_seconds(text: object) -> float | None:
+    """A message's ``time`` (RFC 3339 in UTC, up to nanoseconds) in seconds since the epoch; None if absent or odd."""
+    found = _RFC3339.fullmatch(text) if isinstance(text, str) else None
+    if found is None:
+        return None
+    year, month, day, hour, minute, second = (int(part) for part in found.groups()[:6])
+    fraction = found.group(7) or "0"
+    return timegm((year, month, day, hour, minute, second)) + int(fraction) / 10 ** len(fraction)
 
 
 def header_value(raw: bytes, name: str) -> str | None:

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from nats.aio.client import Client
 
-from runjournal_server.backends.base import Backend, BackwardWalk, TaskStore
+from runjournal_server.backends.base import Backend, BackwardWalk, TaskStore, Tombstone
 from runjournal_server.backends.jetstream.api import (
     ERR_STREAM_NAME_IN_USE,
     ERR_STREAM_NOT_FOUND,
@@ -65,15 +65,24 @@ from runjournal_server.backends.jetstream.publish import (
 )
 from runjournal_server.backends.jetstream.reading import StreamReader
 from runjournal_server.backends.jetstream.tasks import JetStreamTaskStore
+from runjournal_server.backends.jetstream.tombstones import StreamTombstones
 from runjournal_server.core import records
 from runjournal_server.core.ids import validate_run_id
 from runjournal_server.core.records import StoredRecord
-from runjournal_server.errors import RunExistsError, StorageFullError, StorageUnavailableError
+from runjournal_server.errors import (
+    CorruptJournalError,
+    RunExistsError,
+    RunNotFoundError,
+    StorageFullError,
+    StorageUnavailableError,
+)
 from runjournal_server.tasks import MAX_TASK_DOCUMENT_BYTES
 
 log = logging.getLogger("runjournal_server.backends.jetstream")
 
 DEFAULT_REQUEST_TIMEOUT_SECONDS = 5.0
+
+T = TypeVar("T")
 
 
 class JetStreamBackend(Backend):
@@ -115,6 +124,7 @@ class JetStreamBackend(Backend):
         self._nc: Client | None = None
         self._api_client: JetStreamApi | None = None
         self._reader = StreamReader(lambda: self._api, self._layout, self._stream)
+        self._tombstones = StreamTombstones(lambda: self._api, self._layout, self._reader)
         self._journals: set[JetStreamJournal] = set()
         self._connected = asyncio.Event()
         self._closing = False
@@ -183,6 +193,18 @@ class JetStreamBackend(Backend):
             problems = stream_problems(config, prefix=self._layout.prefix, max_record_bytes=self._largest_message_bytes)
             if problems:
                 raise StreamConfigError(format_problems(self._stream, problems))
+        except BaseException:
+            await self.close()
+            raise
+        self._tombstones.deny_delete = bool(config.get("deny_delete"))
+        if self._tombstones.deny_delete:
+            log.warning(
+                "stream %s denies message deletes (deny_delete, which cannot be lifted): DeleteRun and retention "
+                "will refuse; migrate the runs to a stream created by this version to delete runs",
+                self._stream,
+            )
+        try:
+            await self._finish_deletions()
         except BaseException:
             await self.close()
             raise
@@ -302,7 +324,7 @@ class JetStreamBackend(Backend):
 
         ``known`` is not used: reading the records again is what proves they are still there.
         """
-        found, last = await self._reader.load(run_id)
+        found, last = await self._found(run_id, self._reader.load(run_id))
         return self._adopt(run_id, found[-1].seq, last.stream_seq), found
 
     def _adopt(self, run_id: str, last_seq: int, stream_seq: int) -> JetStreamJournal:
@@ -321,21 +343,61 @@ class JetStreamBackend(Backend):
     # ------------------------------------------------------------ reading (reading.py)
 
     async def load(self, run_id: str) -> list[StoredRecord]:
-        found, _ = await self._reader.load(run_id)
+        found, _ = await self._found(run_id, self._reader.load(run_id))
         return found
 
     async def _walk_back(self, run_id: str, walk: BackwardWalk) -> StoredRecord | None:
-        return await self._reader.walk_back(run_id, walk)
+        return await self._found(run_id, self._reader.walk_back(run_id, walk))
 
     async def meta(self, run_id: str) -> StoredRecord:
-        return await self._reader.meta(run_id)
+        return await self._found(run_id, self._reader.meta(run_id))
 
     async def stream(self, run_id: str, from_seq: int) -> AsyncGenerator[StoredRecord, None]:
-        async for stored in self._reader.stream(run_id, from_seq):
-            yield stored
+        try:
+            async for stored in self._reader.stream(run_id, from_seq):
+                yield stored
+        except (RunNotFoundError, CorruptJournalError) as err:
+            await self.refuse_deleted(run_id, err)
+
+    async def _found(self, run_id: str, read: Awaitable[T]) -> T:
+        """``read``; a run it found absent or damaged is RUN_DELETED where its tombstone says so.
+
+        A tombstone is the run's last message (a record subject it is not),
+        so a read in the middle of the erasure finds "damage", and after it
+        "no run": both are answered from the tombstone.
+        """
+        try:
+            return await read
+        except (RunNotFoundError, CorruptJournalError) as err:
+            await self.refuse_deleted(run_id, err)
 
     async def list_run_ids(self) -> list[str]:
-        return await self._reader.run_ids()
+        run_ids, deleted = await asyncio.gather(self._reader.run_ids(), self._tombstones.deleted_ids())
+        return [run_id for run_id in run_ids if run_id not in deleted]
+
+    # ------------------------------------------------------------ deleting (tombstones.py)
+
+    async def _delete(self, run_id: str, expected_last_seq: int, deleted_at: float) -> tuple[Tombstone, bool]:
+        return await self._tombstones.delete(run_id, expected_last_seq, deleted_at)
+
+    async def _erase(self, run_id: str) -> None:
+        await self._tombstones.erase(run_id)
+
+    async def tombstone(self, run_id: str) -> Tombstone | None:
+        return await self._tombstones.read(run_id)
+
+    async def tombstones(self) -> list[Tombstone]:
+        return await self._tombstones.all()
+
+    async def keep_tombstone(self, tombstone: Tombstone) -> None:
+        await self._tombstones.keep(tombstone)
+
+    async def _finish_deletions(self) -> None:
+        """Erase what a deletion a crash interrupted left (a run with a meta and a tombstone)."""
+        unfinished = await self._tombstones.unfinished(set(await self._reader.run_ids()))
+        for run_id in unfinished:
+            log.info("finishing the deletion of run %s", run_id)
+            await self._tombstones.erase(run_id)
 
     def task_store(self) -> TaskStore:
         """Task documents on write-once subjects of the same stream (see ``tasks.py``)."""

@@ -119,7 +119,7 @@ def stream_config(name: str, prefix: str, *, replicas: int) -> dict[str, Any]:
         "max_consumers": -1,
         "allow_atomic": True,
         "allow_rollup_hdrs": False,
-        "deny_delete": True,
+        "deny_delete": False,  # DeleteRun erases a run's messages; once set it can never be lifted
         "deny_purge": True,
         "duplicate_window": 120 * 1_000_000_000,
     }

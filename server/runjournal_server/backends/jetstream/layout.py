@@ -2,6 +2,8 @@
 
 For run ``R`` under the subject prefix ``P`` the meta (seq 1) is the message
 on ``P.R.meta`` and the record with seq ``N >= 2`` the message on ``P.R.N``.
+A deleted run's tombstone is ``P.R.deleted``: inside the run's subjects, so
+the fences over ``P.R.>`` (creation, deletion) see it.
 Run ids hold no '.', so the subjects of one run never include another's.
 Task documents live under ``P._tasks.`` (``tasks.py``); no run id starts with
 ``_``, so they never fall under a run's subjects or the listing's filter.
@@ -18,6 +20,7 @@ from runjournal_server.core.ids import is_valid_run_id
 from runjournal_server.core.records import StoredRecord
 
 META_TOKEN = "meta"
+TOMBSTONE_TOKEN = "deleted"
 DEFAULT_SUBJECT_PREFIX = "runjournal"
 _SEQ_TOKEN = re.compile(r"[1-9][0-9]*")
 
@@ -38,6 +41,17 @@ class Layout:
     def metas(self) -> str:
         """The meta subject of every run: the listing's filter."""
         return f"{self.prefix}.*.{META_TOKEN}"
+
+    def tombstone(self, run_id: str) -> str:
+        return f"{self.prefix}.{run_id}.{TOMBSTONE_TOKEN}"
+
+    def tombstones(self) -> str:
+        """The tombstone subject of every deleted run."""
+        return f"{self.prefix}.*.{TOMBSTONE_TOKEN}"
+
+    def run_of_tombstone(self, subject: str) -> str | None:
+        run_id = subject.removeprefix(f"{self.prefix}.").removesuffix(f".{TOMBSTONE_TOKEN}")
+        return run_id if is_valid_run_id(run_id) and self.tombstone(run_id) == subject else None
 
     def seq_of(self, run_id: str, subject: str) -> int | None:
         """The seq a subject of ``run_id`` holds, or None for a subject no record may have."""

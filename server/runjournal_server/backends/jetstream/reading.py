@@ -98,7 +98,7 @@ class StreamReader:
         (``tail`` does not: the inbox listing pays no extra request per run).
         """
         walk.restart()
-        async with contextlib.aclosing(self.backward(run_id)) as backward:
+        async with contextlib.aclosing(self.backward(run_id, walk)) as backward:
             async for stored in backward:
                 if walk.take(stored):
                     break
@@ -176,13 +176,15 @@ class StreamReader:
 
     # ------------------------------------------------------------ records by subject
 
-    async def backward(self, run_id: str) -> AsyncGenerator[StoredRecord, None]:
+    async def backward(self, run_id: str, walk: BackwardWalk | None = None) -> AsyncGenerator[StoredRecord, None]:
         """The run's records from the last back to the meta, read ``WALK_BACK_WINDOW`` at a time.
 
         The others are read by exact subject, so a caller that stops early
         reads only the tail.
         """
         last_seq, last = await self.last(run_id)
+        if walk is not None:
+            walk.stored_at = last.stored_at  # the listing's updated_at: when the last record was stored
         yield self.decode(run_id, last_seq, last)
         for top in range(last_seq - 1, 0, -WALK_BACK_WINDOW):
             for stored in await self.records(run_id, range(top, max(top - WALK_BACK_WINDOW, 0), -1)):

@@ -8,6 +8,10 @@ different server replicas the first one stored wins. No run id can start with
 ``_``, so a task subject never falls under a run's subjects or the listing's
 ``<prefix>.*.meta``.
 
+Deleting a task stores its tombstone on ``<prefix>._tasks.<task_id>.deleted``
+(create-only, like the documents) first, then erases both documents (the
+stream's message delete overwrites their bytes).
+
 This gives what a KV bucket with create-only writes gives (the DESIGN's
 sketch), with the checks the journal stream already passed at start (file
 storage, no expiry, no rollups, sync and replicas as for records), and
@@ -18,6 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
+import time
 from collections.abc import Callable
 
 from runjournal_server.backends.base import TaskStore
@@ -52,6 +58,7 @@ from runjournal_server.tasks import MAX_TASK_DOCUMENT_BYTES
 TASKS_TOKEN = "_tasks"
 REQUEST = "request"
 OUTCOME = "outcome"
+DELETED = "deleted"
 
 
 def _is_final(answer: Answer) -> bool:
@@ -82,13 +89,35 @@ class JetStreamTaskStore(TaskStore):
         return (request.data if request else None, outcome.data if outcome else None)
 
     async def list_task_ids(self) -> list[str]:
+        requested, deleted = await asyncio.gather(self._ids(REQUEST), self._ids(DELETED))
+        return [task_id for task_id in requested if task_id not in deleted]
+
+    async def _ids(self, kind: str) -> set[str]:
         try:
-            subjects = await self._api().subjects(f"{self._prefix}.{TASKS_TOKEN}.*.{REQUEST}")
+            subjects = await self._api().subjects(f"{self._prefix}.{TASKS_TOKEN}.*.{kind}")
         except (ApiError, NotDeliveredError, NoAnswerError) as err:
             raise StorageUnavailableError(None, f"listing tasks: {err}", what="task") from err
-        head, tail = f"{self._prefix}.{TASKS_TOKEN}.", f".{REQUEST}"
+        head, tail = f"{self._prefix}.{TASKS_TOKEN}.", f".{kind}"
         ids = (subject.removeprefix(head).removesuffix(tail) for subject in subjects)
-        return [task_id for task_id in ids if is_valid_run_id(task_id)]
+        return {task_id for task_id in ids if is_valid_run_id(task_id)}
+
+    async def delete(self, task_id: str) -> bool:
+        body = json.dumps({"task_id": task_id, "deleted_at": time.time()}, sort_keys=True).encode()
+        created = await self._create(task_id, DELETED, body) is None
+        documents = await self._read(task_id, [self._subject(task_id, REQUEST), self._subject(task_id, OUTCOME)])
+        try:
+            for message in documents:
+                if message is not None:
+                    await self._api().delete_message(message.stream_seq)
+        except (ApiError, NotDeliveredError, NoAnswerError) as err:
+            raise StorageUnavailableError(
+                task_id, f"erasing the task: {err}; it is deleted, delete it again to finish", what="task"
+            ) from err
+        return created
+
+    async def is_deleted(self, task_id: str) -> bool:
+        (tombstone,) = await self._read(task_id, [self._subject(task_id, DELETED)])
+        return tombstone is not None
 
     async def _create(self, task_id: str, kind: str, body: bytes) -> bytes | None:
         """Store ``body`` unless the document exists: None when this call stored it, else the stored bytes.

@@ -1,0 +1,130 @@
+"""Deleting a run from the file backend: its tombstone first, then its files, truncated and unlinked.
+
+A deleted run leaves ``<data_dir>/deleted/<run>.json`` (run id, last seq,
+deletion time), written to a temporary file, fsynced, renamed into place and
+the directory fsynced, before anything of the run is touched. Then the
+journal and the lock file (whose batch intent describes the run's last batch)
+are truncated to nothing and fsynced, so no block of theirs keeps a record
+even while a reader still holds a descriptor, then unlinked, and the data
+directory is fsynced. A crash anywhere in that order leaves either the whole
+run without a tombstone, or a tombstone (with perhaps empty or leftover
+files, which every reader ignores and ``finish`` removes): never a run that
+reads back in part.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import uuid
+from pathlib import Path
+
+from runjournal_server.backends.base import Tombstone
+from runjournal_server.backends.file.files import FILE_MODE, write_all
+from runjournal_server.core.ids import is_valid_run_id, validate_run_id
+from runjournal_server.errors import StorageUnavailableError
+
+DELETED_DIR = "deleted"
+TOMBSTONE_SUFFIX = ".json"
+_TEMP_PREFIX = ".tmp-"
+
+
+def fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class Tombstones:
+    """The tombstones of one data directory (blocking calls: run them in the executor)."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self._data_dir = data_dir
+        self._dir = data_dir / DELETED_DIR
+
+    def _prepare(self) -> None:
+        """Make the tombstone directory on the first deletion, its name durable before any tombstone is in it."""
+        if not self._dir.is_dir():
+            self._dir.mkdir(exist_ok=True)
+            fsync_dir(self._data_dir)
+
+    def _path(self, run_id: str) -> Path:
+        return self._dir / (validate_run_id(run_id) + TOMBSTONE_SUFFIX)
+
+    def read(self, run_id: str) -> Tombstone | None:
+        try:
+            data = self._path(run_id).read_bytes()
+        except FileNotFoundError:
+            return None
+        try:
+            fields = json.loads(data)
+            return Tombstone(str(fields["run_id"]), int(fields["last_seq"]), float(fields["deleted_at"]))
+        except (ValueError, KeyError, TypeError) as err:
+            raise StorageUnavailableError(
+                run_id, f"the tombstone {self._path(run_id)} is damaged ({err}); the run stays deleted"
+            ) from err
+
+    def write(self, tombstone: Tombstone) -> None:
+        """Store the tombstone durably (temporary file, fsync, rename, directory fsync)."""
+        body = json.dumps(
+            {"run_id": tombstone.run_id, "last_seq": tombstone.last_seq, "deleted_at": tombstone.deleted_at},
+            sort_keys=True,
+        ).encode()
+        final = self._path(tombstone.run_id)
+        self._prepare()
+        temp = self._dir / f"{_TEMP_PREFIX}{uuid.uuid4().hex}"
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE)
+        try:
+            try:
+                write_all(fd, body, 0)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(temp, final)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise
+        fsync_dir(self._dir)
+
+    def run_ids(self) -> set[str]:
+        try:
+            names = os.listdir(self._dir)
+        except FileNotFoundError:
+            return set()
+        ids = (name.removesuffix(TOMBSTONE_SUFFIX) for name in names if name.endswith(TOMBSTONE_SUFFIX))
+        return {run_id for run_id in ids if is_valid_run_id(run_id)}
+
+    def all(self) -> list[Tombstone]:
+        return [found for run_id in sorted(self.run_ids()) if (found := self.read(run_id)) is not None]
+
+
+def erase(paths: list[Path], data_dir: Path) -> None:
+    """Truncate (fsynced) and unlink each file that is there, then fsync the directory; idempotent.
+
+    Truncated first: a descriptor still open on the file (a reader) would
+    otherwise keep its bytes alive after the unlink. Never follows a link.
+    """
+    removed = False
+    for path in paths:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            fd = -1  # a symbolic link or an odd file: remove the name, touch nothing it points to
+        try:
+            if fd >= 0:
+                os.ftruncate(fd, 0)
+                os.fsync(fd)
+        finally:
+            if fd >= 0:
+                os.close(fd)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        removed = True
+    if removed:
+        fsync_dir(data_dir)

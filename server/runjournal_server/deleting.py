@@ -1,0 +1,66 @@
+"""DeleteRun: the ordering around a backend's deletion, and everything the server forgets with the run.
+
+Under the run's lock (so no append of this server is between its check and
+the deletion), the warm handle is closed first: on the file backend it holds
+the run's flock, which the deletion takes itself. The backend then checks
+the last seq against the caller's, keeps a durable tombstone and erases the
+run (``Backend.delete_run``). Only after that does the server forget what it
+knew of the run (the listing's meta cache, the corruption ledger, past
+states) and tell the run's watchers, which end with RUN_DELETED. A retry
+answers the tombstone's last seq with ``deleted`` false.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from runjournal_server.backends.base import Backend
+from runjournal_server.core.ids import validate_run_id
+from runjournal_server.errors import InvalidArgumentError
+from runjournal_server.handles import RunHandles
+from runjournal_server.listing import RunListing
+from runjournal_server.past_states import PastStates
+from runjournal_server.run_events import RunEvents
+
+
+@dataclass(frozen=True)
+class Deletion:
+    last_seq: int
+    """The run's last seq when it was deleted."""
+    deleted: bool
+    """False when the run was already deleted (a retry)."""
+
+
+class RunDeleter:
+    """DeleteRun over one backend and the server's per-run memory."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        handles: RunHandles,
+        listing: RunListing,
+        past_states: PastStates,
+        events: RunEvents,
+    ) -> None:
+        self._backend = backend
+        self._handles = handles
+        self._listing = listing
+        self._past_states = past_states
+        self._events = events
+
+    async def delete(self, run_id: str, expected_last_seq: int) -> Deletion:
+        validate_run_id(run_id)
+        if expected_last_seq < 1:
+            raise InvalidArgumentError("expected_last_seq", "must be the run's last seq (>= 1), as last read")
+        async with self._handles.use(run_id) as slot:
+            await self._handles.drop(slot)
+            tombstone, deleted = await self._backend.delete_run(run_id, expected_last_seq)
+            self._forget(run_id)
+        if deleted:
+            self._events.deleted(run_id)
+        return Deletion(tombstone.last_seq, deleted)
+
+    def _forget(self, run_id: str) -> None:
+        self._listing.forget(run_id)
+        self._handles.forget_corrupt(run_id)
+        self._past_states.forget(run_id)
