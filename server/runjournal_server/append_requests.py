@@ -2,7 +2,8 @@
 
 The request rules of an append live here: at least one and at most
 ``MAX_BATCH_RECORDS`` records, consecutive seqs, no claim records (only Claim
-writes those), a meta naming the run it creates. Encoding a large request
+writes those), a meta naming the run it creates and no field only the server
+writes (a meta's ``forked_from``: only ForkRun writes it). Encoding a large request
 runs in a thread, so one client's 4 MiB batch never stalls the other runs'
 calls on the event loop.
 """
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 
 from runjournal.v1 import records_pb2
 from runjournal_server.core import records
+from runjournal_server.core.schema import refuse_server_written
 from runjournal_server.errors import InvalidArgumentError, InvalidRecordError
 
 MAX_BATCH_RECORDS = 1000
@@ -51,6 +53,7 @@ def _encode_batch_sync(
                 f"records[{index}].seq", f"batch records must be consecutive: expected {batch[index - 1].seq + 1}"
             )
         encoded = records.encode(record, max_record_bytes=max_record_bytes)
+        refuse_server_written(record)
         if encoded.kind == records.Kind.CLAIM:
             raise InvalidRecordError("claim", "claim records are written by the Claim RPC", seq=record.seq)
         if encoded.kind == records.Kind.META and record.meta.run_id != run_id:

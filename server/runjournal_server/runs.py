@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from runjournal.v1 import records_pb2, state_pb2
+from runjournal_server import forking
 from runjournal_server.append_requests import encode_batch, encode_one
 from runjournal_server.backends.base import Backend, Journal, WriteRaceError
 from runjournal_server.config import DEFAULT_MAX_WARM_BYTES
@@ -463,6 +464,25 @@ class Runs:
                 return record.seq
 
             return await self._racing(run_id, attempt)
+
+    # ------------------------------------------------------------------- fork
+
+    async def fork(self, run_id: str, at_seq: int, new_run_id: str) -> forking.Fork:
+        """Create ``new_run_id`` from records 1..at_seq of ``run_id`` in one atomic creation (``forking.py``)."""
+        validate_run_id(run_id)
+        validate_run_id(new_run_id, "new_run_id")
+        forking.check_at_seq(at_seq)
+        prefix = await forking.read_prefix(self.read(run_id, 1), run_id, at_seq)
+        fork = await forking.plan(prefix, run_id, new_run_id, max_record_bytes=self._max_record_bytes)
+        async with self._handles.use(new_run_id) as slot:
+            if slot.journal is not None:
+                raise RunExistsError(new_run_id)
+            journal = await self._backend.create_journal(
+                new_run_id, fork.records[0], fork.records[1:], observer=self._observer
+            )
+            self._handles.adopt(slot, journal, fork.folder, stored_bytes(fork.records))
+            self.events.stored(new_run_id, journal.last_seq)
+        return fork
 
     # ------------------------------------------------------------------- list
 

@@ -137,6 +137,8 @@ class _Authorizing:
             return access
         if getattr(request, "run_id", ""):
             access.check_run(request.run_id)
+        if getattr(request, "new_run_id", ""):
+            access.check_run(request.new_run_id)  # ForkRun writes a second run: both are the tenant's
         if getattr(request, "task_id", ""):
             access.check_task(request.task_id)
         access.check_scope(needs, getattr(request, "run_id", None))
@@ -194,6 +196,13 @@ class JournalServicer(_Authorizing, pb_grpc.JournalServiceServicer):
             gate=outcome.gate,
             resume_reminder=outcome.resume_reminder,
         )
+
+    @_unary(_WRITES)
+    async def ForkRun(
+        self, request: pb.ForkRunRequest, context: grpc.aio.ServicerContext, access: Access
+    ) -> pb.ForkRunResponse:
+        fork = await self._runs.fork(request.run_id, request.at_seq, request.new_run_id)
+        return pb.ForkRunResponse(run_id=request.new_run_id, last_seq=fork.records[-1].seq, forked_from=fork.origin)
 
     @_unary(_READS)
     async def Fold(self, request: pb.FoldRequest, context: grpc.aio.ServicerContext, access: Access) -> pb.FoldResponse:

@@ -35,7 +35,10 @@ The rules:
 * ``claim``, ``note`` and ``reconfigure`` never touch the conversation or the
   open turn (a claim usually lands between a turn and its results). ``claim``
   sets the claim token and holder; ``reconfigure`` replaces the effective
-  fingerprint.
+  fingerprint. In a fork (a meta with ``forked_from``) the claims at or below
+  ``forked_from.seq`` were copied from the source and set nothing: the
+  source's workers must not hold the fork, whose token stays 1 (the forker's)
+  until a claim of its own.
 * ``terminal`` describes the run only while it is the last non-inert record
   (``summary.is_inert_kind``); it does not close the open turn, so a result
   after a budget or suspend terminal still answers the pending batch.
@@ -253,6 +256,8 @@ class Folder:
         call.approval.CopyFrom(approval)
 
     def _apply_claim(self, seq: int, claim: ClaimNotice) -> None:
+        if self._meta is not None and self._meta.HasField("forked_from") and seq <= self._meta.forked_from.seq:
+            return  # copied from the source: a claim there never holds the fork
         self._claim_token = seq
         self._claimed_by = claim.worker_id
 

@@ -197,6 +197,32 @@ def _meta(c: _Checker, m: pb.Meta) -> None:
         c.fail(f"meta.labels[{json.dumps(key, ensure_ascii=False)}]" if key else "meta.labels", problem)
     if m.task_id and not is_valid_run_id(m.task_id):
         c.fail("meta.task_id", f"must be empty or a run id: {_RUN_ID_RULE}")
+    if m.HasField("forked_from"):
+        _fork_origin(c, m.forked_from)
+
+
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+def _fork_origin(c: _Checker, origin: pb.ForkOrigin) -> None:
+    if not is_valid_run_id(origin.run_id):
+        c.fail("meta.forked_from.run_id", _RUN_ID_RULE)
+    c.at_least(origin.seq, "meta.forked_from.seq", 1)
+    if _SHA256_HEX.fullmatch(origin.prefix_sha256) is None:
+        c.fail("meta.forked_from.prefix_sha256", "must be 64 lower-case hex digits (a SHA-256)")
+
+
+def refuse_server_written(record: pb.JournalRecord) -> None:
+    """Refuse what only the server writes, in a record a client sends (Append, AppendBatch).
+
+    A meta's ``forked_from`` is ForkRun's: it turns off the claims below
+    ``forked_from.seq`` (see fold), so a client that could write it could
+    create a run whose copied claims never count. Checked on the request
+    path, not in ``validate``, which also checks every stored record (a
+    fork's own meta must read back).
+    """
+    if record.HasField("meta") and record.meta.HasField("forked_from"):
+        raise InvalidRecordError("meta.forked_from", "only ForkRun writes it; leave it unset", seq=record.seq)
 
 
 def _assistant(c: _Checker, m: pb.AssistantTurn) -> None:

@@ -64,6 +64,7 @@ from runjournal_server.backends.jetstream.publish import (
     publish_once,
 )
 from runjournal_server.backends.jetstream.reading import StreamReader
+from runjournal_server.backends.jetstream.staging import StagedCreation, needs_staging
 from runjournal_server.backends.jetstream.tasks import JetStreamTaskStore
 from runjournal_server.backends.jetstream.tombstones import StreamTombstones
 from runjournal_server.core import records
@@ -266,6 +267,9 @@ class JetStreamBackend(Backend):
         the duplicate window (where the server checks the fence first).
         """
         validate_run_id(run_id)
+        if needs_staging(batch):  # more than one atomic batch carries: staged, then committed (staging.py)
+            stream_seq = await StagedCreation(self._api, self._layout, self._reader, run_id).store(batch)
+            return self._adopt(run_id, batch[-1].seq, stream_seq)
         check_batch_size(run_id, batch)
         api = self._api
         try:

@@ -150,7 +150,9 @@ class StreamReader:
         wildcard = self._layout.run_subjects(run_id)
         subjects = await self.call(run_id, lambda api: api.subjects(wildcard))
         (last,) = await self.read(run_id, [wildcard])
-        if last is None:
+        if last is None or self._layout.subject(run_id, 1) not in subjects:
+            # A run is its meta: records without one are a creation still being staged, or one a
+            # crash interrupted (staging.py), never a run.
             raise RunNotFoundError(run_id)
         top = self._seq_of(run_id, last)
         problem = subject_problem(self._layout, run_id, subjects, top, last.subject)

@@ -1,0 +1,182 @@
+"""A creation larger than one atomic batch (a fork of a long run): staged records, then the meta, atomically.
+
+nats-server takes at most 1,000 messages in one atomic batch (its
+``jetstream.limits.batch.max_msgs``), and a batch must commit inside the
+server's batch timeout, so a creation of more records, or of more bytes than
+``STAGE_BYTES``, is stored in two steps:
+
+1. **Staging**: records 2..M in atomic batches of at most 1,000 records and
+   ``STAGE_BYTES``, each fenced (on its first message) on the run's subjects
+   holding exactly what this creation staged so far; the first on their
+   holding nothing.
+2. **Commit**: one atomic batch of the meta and records M+1..N, the meta
+   fenced on the last staged message.
+
+A run is its meta: until the commit lands no reader finds the run (a run's
+subjects without a meta read as RUN_NOT_FOUND, ``reading.py``; the listing
+lists metas), and the commit lands whole or not at all. So the run has all of
+its creation or, to every reader, does not exist, across a crash too. The
+run's last message is still its last record, as the reads assume; only the
+meta's stream sequence is later than the staged records'.
+
+A crash or a lost connection during staging leaves staged records and no
+meta: nothing, to a reader. A retry resumes them: a creation whose fence is
+refused finds no meta and only records 2..k byte-identical to its own, and
+continues from k+1, fenced on them. Identical bytes are indistinguishable
+whoever staged them (a fork's records are its source's), so two creators of
+the same run may share a staging; one meta lands, the other is RUN_EXISTS.
+Staged records that differ (another creation of the id, abandoned midway) are
+RUN_EXISTS: the id stays taken until an operator purges its subjects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from runjournal_server.backends.jetstream.api import (
+    HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE,
+    HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT,
+    HEADER_EXPECTED_STREAM,
+    JetStreamApi,
+    NoAnswerError,
+    NotDeliveredError,
+    Outgoing,
+    is_full,
+    is_taken,
+)
+from runjournal_server.backends.jetstream.config import MAX_ATOMIC_BATCH
+from runjournal_server.backends.jetstream.journal import record_targets
+from runjournal_server.backends.jetstream.layout import Layout
+from runjournal_server.backends.jetstream.publish import Answered, Empty, Occupied, ReadBackError, Stored, publish_once
+from runjournal_server.backends.jetstream.reading import StreamReader
+from runjournal_server.core.records import StoredRecord
+from runjournal_server.errors import RunExistsError, StorageFullError, StorageUnavailableError
+
+STAGE_BYTES = 4 * 1024 * 1024
+"""Record bytes per staged batch (at least one record): well inside the server's batch commit timeout."""
+MAX_STAGE_REFUSALS = 5
+"""Fence refusals a staging survives by resuming (another creator sharing it) before it gives up."""
+_COMPARE_WINDOW = 64
+
+
+def needs_staging(batch: Sequence[StoredRecord]) -> bool:
+    """True for a creation that one atomic batch cannot carry."""
+    return len(batch) > MAX_ATOMIC_BATCH or sum(len(stored.line) for stored in batch) > STAGE_BYTES
+
+
+def chunks(records: Sequence[StoredRecord], *, max_records: int) -> list[list[StoredRecord]]:
+    """``records`` cut into runs of at most ``max_records`` and ``STAGE_BYTES`` (a larger record alone)."""
+    out: list[list[StoredRecord]] = []
+    size = 0
+    for stored in records:
+        if not out or len(out[-1]) == max_records or size + len(stored.line) > STAGE_BYTES:
+            out.append([])
+            size = 0
+        out[-1].append(stored)
+        size += len(stored.line)
+    return out
+
+
+class StagedCreation:
+    """Store one run's creation in stages (see the module docstring); ``store`` returns the last stream seq."""
+
+    def __init__(self, api: JetStreamApi, layout: Layout, reader: StreamReader, run_id: str) -> None:
+        self._api = api
+        self._layout = layout
+        self._reader = reader
+        self._run_id = run_id
+
+    async def store(self, batch: list[StoredRecord]) -> int:
+        meta, rest = batch[0], batch[1:]
+        # The commit carries the last records (at least one), so the run's last message is its last record.
+        commit = chunks(rest[::-1], max_records=MAX_ATOMIC_BATCH - 1)[0][::-1] if rest else []
+        staged = rest[: len(rest) - len(commit)]
+        done, after, refusals = 0, 0, 0
+        while True:
+            pending = staged[done:]
+            messages = [meta, *commit] if not pending else chunks(pending, max_records=MAX_ATOMIC_BATCH)[0]
+            stream_seq = await self._publish(messages, after)
+            if stream_seq is not None and not pending:
+                return stream_seq
+            if stream_seq is not None:
+                done, after = done + len(messages), stream_seq
+                continue
+            refusals += 1
+            if refusals > MAX_STAGE_REFUSALS:
+                raise StorageUnavailableError(
+                    self._run_id, f"creating the run: its staging was refused {refusals} times; nothing is created"
+                )
+            done, after = await self._resume(staged)
+
+    async def _publish(self, messages: list[StoredRecord], after: int) -> int | None:
+        """Publish one stage fenced on ``after``: its last stream seq, or None when the run moved under it."""
+        api = self._api
+        targets = record_targets(self._layout, self._run_id, messages)
+        try:
+            outcome = await publish_once(
+                api,
+                lambda: api.publish_batch(self._outgoing(messages, after)),
+                targets,
+                final=lambda answer: answer.refusal is not None,
+            )
+        except NotDeliveredError as err:
+            raise StorageUnavailableError(self._run_id, f"creating the run: {err}") from err
+        except ReadBackError as err:
+            raise StorageUnavailableError(self._run_id, f"creating the run: {err.cause}") from err.cause
+        match outcome:
+            case Stored(stream_seq):
+                return stream_seq
+            case Answered(answer) if answer.refusal is not None:
+                refusal = answer.refusal
+                if answer.is_fence or is_taken(refusal):
+                    return None
+                if is_full(refusal):
+                    raise StorageFullError(self._run_id, f"creating the run: {refusal}") from refusal
+                raise StorageUnavailableError(self._run_id, f"creating the run: {refusal}") from refusal
+            case Occupied():
+                return None
+            case Empty(answer) if isinstance(answer.no_answer, NoAnswerError):
+                raise StorageUnavailableError(
+                    self._run_id, f"creating the run got no ack ({answer.no_answer}); the run is not created"
+                ) from answer.no_answer
+            case _:
+                raise StorageUnavailableError(self._run_id, "creating the run: the stream took a stage for a duplicate")
+
+    def _outgoing(self, messages: list[StoredRecord], after: int) -> list[Outgoing]:
+        # No message ids in an atomic batch (nats-server 2.12 refuses them); the fence on the first
+        # message covers the whole run, and the others rely on their write-once subjects.
+        plain = {HEADER_EXPECTED_STREAM: self._api.stream}
+        fence = {
+            **plain,
+            HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE: str(after),
+            HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT: self._layout.run_subjects(self._run_id),
+        }
+        return [
+            Outgoing(self._layout.subject(self._run_id, stored.seq), stored.line, fence if index == 0 else plain)
+            for index, stored in enumerate(messages)
+        ]
+
+    async def _resume(self, staged: list[StoredRecord]) -> tuple[int, int]:
+        """After a refused fence: how many of ``staged`` the stream holds already, and the stream seq to fence on.
+
+        RUN_EXISTS when the run has a meta (a creation landed) or its subjects hold
+        anything but a prefix of ``staged``, byte for byte.
+        """
+        run_id, layout = self._run_id, self._layout
+        (meta,) = await self._reader.read(run_id, [layout.subject(run_id, 1)])
+        if meta is not None:
+            raise RunExistsError(run_id)
+        wildcard = layout.run_subjects(run_id)
+        last, count = await self._reader.call(run_id, lambda api: api.last_and_count(wildcard))
+        if last is None:
+            return 0, 0  # the stream holds nothing of the run any more: stage from the start
+        top = layout.seq_of(run_id, last.subject)
+        if top is None or top < 2 or count != top - 1 or top - 1 > len(staged):
+            raise RunExistsError(run_id)
+        for first in range(2, top + 1, _COMPARE_WINDOW):
+            seqs = range(first, min(first + _COMPARE_WINDOW, top + 1))
+            found = await self._reader.read(run_id, [layout.subject(run_id, seq) for seq in seqs])
+            for seq, message in zip(seqs, found, strict=True):
+                if message is None or message.data != staged[seq - 2].line:
+                    raise RunExistsError(run_id)
+        return top - 1, last.stream_seq

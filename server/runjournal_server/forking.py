@@ -1,0 +1,135 @@
+"""ForkRun: a new run made of a prefix of another, its meta naming where it branched off.
+
+The rules, stated once:
+
+* The fork's records 2..at_seq are the source's records as read, reused:
+  their lines are the source's stored bytes, never re-encoded, so the fork
+  holds exactly what the source held (a record an older writer stored stays
+  as it was).
+* Its meta is the source's with the fork's run id, a new ``created_at``, no
+  task (the task is the source's to complete: a fork answering it too would
+  race it) and ``forked_from``: the source, the seq copied up to, and the
+  SHA-256 of the source's lines 1..seq, each followed by a newline, so the
+  fork can prove its prefix even after the source is gone.
+* Only acknowledged records are copied (read through ``Runs.read``).
+* The whole fork is folded before anything is written: a prefix that does
+  not fold (a damaged source) writes nothing and is CORRUPT_JOURNAL naming
+  the source. The fold is the new run's warm state afterwards.
+* Claims copied from the source set nothing in the fork (``core/fold.py``):
+  the fork's token is 1, the forker's.
+
+The prefix is held once: the records read are the fork's records, and the
+fold keeps only the state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from runjournal.v1 import records_pb2
+from runjournal_server.core.fold import Folder, JournalRuleError, fold_stored
+from runjournal_server.core.records import StoredRecord, encode
+from runjournal_server.errors import CorruptJournalError, InvalidArgumentError
+from runjournal_server.record_reader import RecordReader
+
+MAX_FORK_SEQ = (1 << 31) - 1
+"""``ForkOrigin.seq`` is an int32, as every number in a record payload is."""
+FOLD_ON_LOOP_RECORDS = 256
+"""Forks shorter than this are planned (meta encoded, fold checked) on the event loop; longer ones in a thread."""
+
+
+@dataclass(frozen=True)
+class Prefix:
+    """The source's records 1..seq as read, and the hash ``forked_from`` records of them."""
+
+    records: list[StoredRecord]
+    sha256: str
+
+    @classmethod
+    def of(cls, stored: list[StoredRecord]) -> Prefix:
+        """``stored`` (records 1..N of one run) and the lower-case hex SHA-256 of their lines, each + newline."""
+        digest = hashlib.sha256()
+        for item in stored:
+            digest.update(item.line)
+            digest.update(b"\n")
+        return cls(stored, digest.hexdigest())
+
+
+@dataclass(frozen=True)
+class Fork:
+    """A fork ready to create: its records (the new meta, then the source's) and their fold."""
+
+    records: list[StoredRecord]
+    folder: Folder
+    origin: records_pb2.ForkOrigin
+
+
+def check_at_seq(at_seq: int) -> None:
+    """Refuse an ``at_seq`` no run can be forked at (beyond the last seq is found when reading)."""
+    if not 0 <= at_seq <= MAX_FORK_SEQ:
+        raise InvalidArgumentError("at_seq", f"must be 0 (every record) or a seq from 1 to {MAX_FORK_SEQ}")
+
+
+async def read_prefix(reader: RecordReader, run_id: str, at_seq: int) -> Prefix:
+    """Records 1..at_seq (0: every acknowledged record) from ``reader``, read no further; ``reader`` is closed."""
+    found: list[StoredRecord] = []
+    async with contextlib.aclosing(reader):
+        async for item in reader:
+            found.append(item)
+            if item.seq == at_seq:
+                break
+    if at_seq and (not found or found[-1].seq != at_seq):
+        raise InvalidArgumentError(
+            "at_seq", f"run {run_id!r} has {len(found)} records: fork at 1..{len(found)}, or 0 for every record"
+        )
+    return Prefix.of(found)
+
+
+def fork_records(
+    prefix: Prefix, source_run_id: str, new_run_id: str, *, created_at: Timestamp, max_record_bytes: int
+) -> list[StoredRecord]:
+    """The fork's records: its meta (encoded here), then the source's records 2..N as they are. Pure."""
+    source = prefix.records[0].record
+    assert source is not None and source.HasField("meta"), "a read run starts with its meta"
+    meta = records_pb2.Meta()
+    meta.CopyFrom(source.meta)
+    meta.run_id = new_run_id
+    meta.created_at.CopyFrom(created_at)
+    meta.ClearField("task_id")
+    meta.forked_from.CopyFrom(
+        records_pb2.ForkOrigin(run_id=source_run_id, seq=prefix.records[-1].seq, prefix_sha256=prefix.sha256)
+    )
+    encoded = encode(records_pb2.JournalRecord(seq=1, meta=meta), max_record_bytes=max_record_bytes)
+    return [encoded, *prefix.records[1:]]
+
+
+def fold_fork(source_run_id: str, fork: Sequence[StoredRecord]) -> Folder:
+    """Fold the whole fork; a rule its copied records break is the source's damage (CORRUPT_JOURNAL)."""
+    try:
+        return fold_stored(fork)
+    except JournalRuleError as err:
+        raise CorruptJournalError(source_run_id, err.detail, seq=err.seq) from err
+
+
+def plan_sync(prefix: Prefix, source_run_id: str, new_run_id: str, *, max_record_bytes: int) -> Fork:
+    """The fork's records and their fold, checked: nothing is written until this has passed."""
+    created_at = Timestamp()
+    created_at.GetCurrentTime()
+    new = fork_records(prefix, source_run_id, new_run_id, created_at=created_at, max_record_bytes=max_record_bytes)
+    folder = fold_fork(source_run_id, new)
+    meta = new[0].record
+    assert meta is not None
+    return Fork(new, folder, meta.meta.forked_from)
+
+
+async def plan(prefix: Prefix, source_run_id: str, new_run_id: str, *, max_record_bytes: int) -> Fork:
+    """``plan_sync``, a long fork's in a thread: folding 10,000 records must not stall the other runs."""
+    if len(prefix.records) < FOLD_ON_LOOP_RECORDS:
+        return plan_sync(prefix, source_run_id, new_run_id, max_record_bytes=max_record_bytes)
+    return await asyncio.to_thread(plan_sync, prefix, source_run_id, new_run_id, max_record_bytes=max_record_bytes)
