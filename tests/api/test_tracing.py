@@ -146,3 +146,20 @@ def test_a_server_without_tracing_loads_no_opentelemetry(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "loaded: []" in done.stdout
+
+
+def test_a_server_fault_marks_its_span_as_an_error_with_the_codes_name_only(tmp_path, receiver):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "broken-run.jsonl").write_bytes(b"not a record\nnot one either\n")  # interior damage: CORRUPT_JOURNAL
+    server = start_server(tmp_path, receiver, "--tracing")
+    with grpc.insecure_channel(server.address) as channel, pytest.raises(grpc.RpcError) as failed:
+        pb_grpc.JournalServiceStub(channel).Fold(pb.FoldRequest(run_id="broken-run"), metadata=[traceparent()])
+    assert failed.value.code() == grpc.StatusCode.DATA_LOSS
+    assert server.stop() == 0, server.log()
+
+    span = callers_spans(receiver)[CALLER_SPAN_ID]
+    assert span.attributes["rpc.grpc.status_code"] == grpc.StatusCode.DATA_LOSS.value[0]
+    assert span.span.status.code == trace_pb2.Status.STATUS_CODE_ERROR
+    assert span.span.status.message == "DATA_LOSS"
+    assert [event.name for event in span.span.events] == []
