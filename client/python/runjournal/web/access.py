@@ -1,0 +1,76 @@
+"""Who may use the web inbox, and proof that a form was sent by its own page.
+
+A browser signs in once with the access token and gets a session cookie
+(``HttpOnly``, ``SameSite=Strict``). Every visitor, signed in or not, has a
+session id; the cookie carries it with a flag "signed in" and an HMAC of both
+under a secret that lives only in this process, so a cookie cannot be forged
+or promoted, and a restart signs everyone out.
+
+Forms carry a synchronizer token, the HMAC of the session id under the same
+secret (OWASP's HMAC-based token pattern): a page of another site can make the
+browser post, but it cannot read the token from our page, and the
+``SameSite=Strict`` cookie is not sent with its post at all. A post without the
+right token is refused before anything reaches the journal server. Signing in
+starts a new session id (no session fixation).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+
+COOKIE_NAME = "runjournal_web_session"
+CSRF_FIELD = "csrf_token"
+
+
+@dataclass(frozen=True)
+class Session:
+    """A browser's session: its id and whether it signed in with the access token."""
+
+    session_id: str
+    signed_in: bool
+
+
+class Access:
+    """The access token check, the session cookies and the form tokens of one web server."""
+
+    def __init__(self, access_token: str, secret: bytes | None = None) -> None:
+        if not access_token:
+            raise ValueError("the web inbox needs an access token")
+        self._access_digest = hashlib.sha256(access_token.encode()).digest()
+        self._secret = secret if secret is not None else secrets.token_bytes(32)
+
+    def token_matches(self, offered: str) -> bool:
+        """True when ``offered`` is the access token (compared by digest in constant time)."""
+        return hmac.compare_digest(hashlib.sha256(offered.encode()).digest(), self._access_digest)
+
+    def new_session(self, *, signed_in: bool) -> Session:
+        return Session(secrets.token_urlsafe(18), signed_in)
+
+    def cookie_value(self, session: Session) -> str:
+        body = f"{session.session_id}.{int(session.signed_in)}"
+        return f"{body}.{self._sign('session', body)}"
+
+    def session_from_cookie(self, value: str | None) -> Session | None:
+        """The session a cookie stands for; None when it is missing, malformed or not signed by us."""
+        if not value:
+            return None
+        body, _, signature = value.rpartition(".")
+        session_id, _, flag = body.partition(".")
+        if not session_id or flag not in ("0", "1"):
+            return None
+        if not hmac.compare_digest(signature, self._sign("session", body)):
+            return None
+        return Session(session_id, flag == "1")
+
+    def csrf_token(self, session: Session) -> str:
+        return self._sign("csrf", session.session_id)
+
+    def csrf_matches(self, session: Session, offered: str) -> bool:
+        return bool(offered) and hmac.compare_digest(offered, self.csrf_token(session))
+
+    def _sign(self, purpose: str, text: str) -> str:
+        # The purpose keeps a session signature from ever passing as a form token and back.
+        return hmac.new(self._secret, f"{purpose}:{text}".encode(), hashlib.sha256).hexdigest()

@@ -1,0 +1,397 @@
+"""The web inbox's aiohttp application: pages, forms, live updates, and the checks every request passes.
+
+Each request passes, in order: the security headers (a Content-Security-Policy
+that runs only our own script file, so even a string that escaped escaping
+could not run; no framing, so a one-click approve cannot be clickjacked), the
+session (a signed cookie; pages other than sign-in need a signed-in one), and
+for every POST the form token (see ``access``). Only then does a handler talk
+to the journal server, through ``AsyncJournalClient``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import jinja2
+from aiohttp import web
+from aiohttp_sse import EventSourceResponse, sse_response
+
+from runjournal.aio import AsyncJournalClient
+from runjournal.errors import AlreadyAnsweredError, AlreadyDecidedError, RunJournalError
+from runjournal.render import safe_text
+from runjournal.web import views
+from runjournal.web.access import COOKIE_NAME, CSRF_FIELD, Access, Session
+from runjournal.web.live import InboxFeed
+from runjournal.web.settings import WebSettings
+
+INBOX_RUNS = 200
+"""At most this many waiting runs on the inbox page (each is folded for its calls' arguments)."""
+CONVERSATION_ALL = 2**31 - 1
+"""A ``conversation_from`` past any conversation: the fold carries the pending batch and no messages."""
+MAX_FORM_BYTES = 1 << 20
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
+        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    # same-origin, not no-referrer: with no-referrer the browser sends "Origin: null" on our own forms.
+    "Referrer-Policy": "same-origin",
+    "Cache-Control": "no-store",
+}
+OPEN_PATHS = ("/login", "/static/", "/favicon.ico")
+"""Reachable without signing in."""
+
+_Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+SETTINGS = web.AppKey("settings", WebSettings)
+ACCESS = web.AppKey("access", Access)
+TEMPLATES = web.AppKey("templates", jinja2.Environment)
+CLIENT = web.AppKey("client", AsyncJournalClient)
+FEED = web.AppKey("feed", InboxFeed)
+
+
+class _Streams:
+    """The event streams open now (stopped at shutdown)."""
+
+    def __init__(self) -> None:
+        self.open: set[EventSourceResponse] = set()
+
+
+STREAMS = web.AppKey("streams", _Streams)
+FOLLOWING = web.AppKey("following", asyncio.Task[None])
+
+
+def create_app(settings: WebSettings) -> web.Application:
+    """The web inbox for ``settings``; the journal client and the live feed start with the app."""
+    app = web.Application(middlewares=[_headers, _sessions, _forms], client_max_size=MAX_FORM_BYTES)
+    app[SETTINGS] = settings
+    app[ACCESS] = Access(settings.access_token)
+    app[TEMPLATES] = _templates()
+    app[STREAMS] = _Streams()
+    app.cleanup_ctx.append(_journal_client)
+    app.on_shutdown.append(_close_streams)
+    app.router.add_get("/login", login_page)
+    app.router.add_post("/login", login)
+    app.router.add_post("/logout", logout)
+    app.router.add_get("/", inbox_page)
+    app.router.add_get("/fragments/inbox", inbox_fragment)
+    app.router.add_get("/runs/{run_id}", run_page)
+    app.router.add_get("/runs/{run_id}/fragment", run_fragment)
+    app.router.add_post("/runs/{run_id}/answer", answer)
+    app.router.add_post("/runs/{run_id}/decide", decide)
+    app.router.add_get("/events", events)
+    app.router.add_get("/favicon.ico", lambda _: _no_content())
+    app.router.add_static("/static/", Path(__file__).parent / "static")
+    return app
+
+
+def _templates() -> jinja2.Environment:
+    # Autoescape everywhere, whatever a template's name: every journal string is text, never markup.
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("runjournal.web", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["shown"] = views.shown
+    env.filters["path"] = lambda text: quote(str(text), safe="")
+    return env
+
+
+async def _journal_client(app: web.Application) -> AsyncIterator[None]:
+    settings = app[SETTINGS]
+    client = AsyncJournalClient(settings.journal_address, metadata=settings.journal_metadata)
+    app[CLIENT] = client
+    app[FEED] = InboxFeed(client, settings.poll_seconds)
+    app[FOLLOWING] = asyncio.create_task(app[FEED].follow())
+    yield
+    app[FOLLOWING].cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await app[FOLLOWING]
+    await client.close()
+
+
+async def _close_streams(app: web.Application) -> None:
+    # An event stream never ends by itself: stop each, or shutdown would wait for the browsers to leave.
+    for stream in list(app[STREAMS].open):
+        stream.stop_streaming()
+
+
+# --- middlewares --------------------------------------------------------------
+
+
+@web.middleware
+async def _headers(request: web.Request, handler: _Handler) -> web.StreamResponse:
+    try:
+        response = await handler(request)
+    except web.HTTPException as err:
+        _secure(err)
+        raise
+    if not response.prepared:  # an event stream sent its headers already (and has its own)
+        _secure(response)
+    return response
+
+
+def _secure(response: web.StreamResponse) -> None:
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)
+
+
+@web.middleware
+async def _sessions(request: web.Request, handler: _Handler) -> web.StreamResponse:
+    access = request.app[ACCESS]
+    session = access.session_from_cookie(request.cookies.get(COOKIE_NAME))
+    fresh = session is None
+    if session is None:
+        session = access.new_session(signed_in=False)
+    request["session"] = session
+    if session.signed_in or request.path.startswith(OPEN_PATHS):
+        response = await handler(request)
+    elif request.method == "GET" and _is_page(request.path):
+        response = see_other("/login")
+    else:
+        response = web.Response(status=401, text="sign in first: open /login")
+    if fresh and "new_session" not in request:
+        set_session_cookie(request, response, session)
+    return response
+
+
+def _is_page(path: str) -> bool:
+    return path == "/" or (path.startswith("/runs/") and not path.endswith("/fragment"))
+
+
+@web.middleware
+async def _forms(request: web.Request, handler: _Handler) -> web.StreamResponse:
+    if request.method != "POST":
+        return await handler(request)
+    origin = request.headers.get("Origin")
+    if origin is not None and origin != f"{request.scheme}://{request.host}":
+        return web.Response(status=403, text="this form was sent from another site; nothing was written")
+    form = await request.post()
+    offered = form.get(CSRF_FIELD)
+    if not isinstance(offered, str) or not request.app[ACCESS].csrf_matches(request["session"], offered):
+        return web.Response(status=403, text="the form's token is missing or wrong: reload the page and send it again")
+    return await handler(request)
+
+
+async def _no_content() -> web.Response:
+    return web.Response(status=204)
+
+
+def see_other(location: str) -> web.Response:
+    """A 303 to ``location``: after a form, the browser asks for the page with a GET."""
+    return web.Response(status=303, headers={"Location": location})
+
+
+def set_session_cookie(request: web.Request, response: web.StreamResponse, session: Session) -> None:
+    response.set_cookie(
+        COOKIE_NAME,
+        request.app[ACCESS].cookie_value(session),
+        httponly=True,
+        samesite="Strict",
+        secure=request.app[SETTINGS].secure_cookies,
+        path="/",
+    )
+
+
+# --- rendering ----------------------------------------------------------------
+
+
+def render(request: web.Request, template: str, status: int = 200, **values: Any) -> web.Response:
+    session: Session = request.get("new_session") or request["session"]
+    values = {"notice": "", "error": "", "live_mode": request.app[FEED].mode, **values}
+    page = (
+        request.app[TEMPLATES]
+        .get_template(template)
+        .render(csrf_field=CSRF_FIELD, csrf_token=request.app[ACCESS].csrf_token(session), **values)
+    )
+    return web.Response(text=page, status=status, content_type="text/html", charset="utf-8")
+
+
+def refusal_text(err: RunJournalError) -> str:
+    """What a person reads when the journal server refused: "already answered at seq 7", or its reason and message."""
+    if isinstance(err, AlreadyAnsweredError):
+        return f"already answered at seq {err.answered_at_seq}"
+    if isinstance(err, AlreadyDecidedError):
+        return f"already decided at seq {err.decided_at_seq}"
+    return f"{safe_text(err.reason or err.code.name)}: {safe_text(err.message)}"
+
+
+def refusal_status(err: RunJournalError) -> int:
+    if isinstance(err, AlreadyAnsweredError | AlreadyDecidedError):
+        return 409
+    return {"NOT_FOUND": 404, "PERMISSION_DENIED": 403, "UNAUTHENTICATED": 502, "UNAVAILABLE": 503}.get(
+        err.code.name, 400
+    )
+
+
+# --- sign in ------------------------------------------------------------------
+
+
+async def login_page(request: web.Request) -> web.StreamResponse:
+    return render(request, "login.html", failed=False)
+
+
+async def login(request: web.Request) -> web.StreamResponse:
+    form = await request.post()
+    offered = form.get("access_token")
+    access = request.app[ACCESS]
+    if not isinstance(offered, str) or not access.token_matches(offered):
+        return render(request, "login.html", status=403, failed=True)
+    session = access.new_session(signed_in=True)
+    request["new_session"] = session
+    response = see_other("/")
+    set_session_cookie(request, response, session)
+    return response
+
+
+async def logout(request: web.Request) -> web.StreamResponse:
+    session = request.app[ACCESS].new_session(signed_in=False)
+    request["new_session"] = session
+    response = see_other("/login")
+    set_session_cookie(request, response, session)
+    return response
+
+
+# --- the inbox ----------------------------------------------------------------
+
+
+async def _inbox_values(request: web.Request) -> dict[str, Any]:
+    client = request.app[CLIENT]
+    version, _ = request.app[FEED].snapshot
+    summaries = []
+    async for summary in client.inbox():
+        summaries.append(summary)
+        if len(summaries) >= INBOX_RUNS:
+            break
+    folds = await asyncio.gather(
+        *(client.fold(s.run_id, conversation_from=CONVERSATION_ALL) for s in summaries), return_exceptions=True
+    )
+    # A run that cannot be folded still gets its row, without arguments; the run page shows the refusal.
+    pending = {s.run_id: f.pending for s, f in zip(summaries, folds, strict=True) if not isinstance(f, BaseException)}
+    rows = views.inbox_rows(summaries, pending, datetime.now(UTC))
+    return {"rows": rows, "version": version, "truncated": len(summaries) >= INBOX_RUNS}
+
+
+async def inbox_page(request: web.Request, notice: str = "", error: str = "", status: int = 200) -> web.StreamResponse:
+    try:
+        values = await _inbox_values(request)
+    except RunJournalError as err:
+        return render(request, "error.html", status=refusal_status(err), message=refusal_text(err))
+    return render(request, "inbox.html", status=status, notice=notice or _done(request), error=error, **values)
+
+
+async def inbox_fragment(request: web.Request) -> web.StreamResponse:
+    try:
+        values = await _inbox_values(request)
+    except RunJournalError as err:
+        return web.Response(text=refusal_text(err), status=refusal_status(err))
+    return render(request, "_inbox.html", **values)
+
+
+def _done(request: web.Request) -> str:
+    """The "recorded at seq N" line after a redirect (the seq only: nothing else comes from the query)."""
+    seq = request.query.get("done", "")
+    return f"recorded at seq {int(seq)}" if seq.isdigit() else ""
+
+
+# --- a run --------------------------------------------------------------------
+
+
+async def _run_values(request: web.Request) -> dict[str, Any]:
+    client = request.app[CLIENT]
+    run_id = request.match_info["run_id"]
+    # Two folds: the first tells how long the conversation is, the second brings its last messages only.
+    size = (await client.fold(run_id, conversation_from=CONVERSATION_ALL)).conversation_size
+    state = await client.fold(run_id, conversation_from=max(0, size - views.LAST_MESSAGES))
+    return {"run": views.run_view(state), "labels": sorted(state.meta.labels.items())}
+
+
+async def run_page(request: web.Request, notice: str = "", error: str = "", status: int = 200) -> web.StreamResponse:
+    try:
+        values = await _run_values(request)
+    except RunJournalError as err:
+        return render(request, "error.html", status=refusal_status(err), message=refusal_text(err))
+    return render(request, "run.html", status=status, notice=notice or _done(request), error=error, **values)
+
+
+async def run_fragment(request: web.Request) -> web.StreamResponse:
+    try:
+        values = await _run_values(request)
+    except RunJournalError as err:
+        return web.Response(text=refusal_text(err), status=refusal_status(err))
+    return render(request, "_run.html", **values)
+
+
+async def answer(request: web.Request) -> web.StreamResponse:
+    form = await request.post()
+    run_id = request.match_info["run_id"]
+    call_id = str(form.get("call_id", ""))
+    text = str(form.get("text", ""))
+    is_error = form.get("is_error") == "on"
+
+    async def write() -> int:
+        return await request.app[CLIENT].answer(run_id, call_id, text=text, is_error=is_error)
+
+    return await _write(request, write, str(form.get("next", "")))
+
+
+async def decide(request: web.Request) -> web.StreamResponse:
+    form = await request.post()
+    run_id = request.match_info["run_id"]
+    call_id = str(form.get("call_id", ""))
+    decision = form.get("decision")
+    if decision not in ("approved", "denied"):
+        return web.Response(status=400, text="decision must be approved or denied")
+    settings = request.app[SETTINGS]
+    # With a journal token the server records the token's name (and refuses any other): send none.
+    approver = "" if settings.journal_token else settings.approver
+
+    async def write() -> int:
+        return await request.app[CLIENT].approve(run_id, call_id, str(decision), approver, str(form.get("reason", "")))
+
+    return await _write(request, write, str(form.get("next", "")))
+
+
+async def _write(request: web.Request, write: Callable[[], Awaitable[int]], next_page: str) -> web.StreamResponse:
+    """Do the write; on success go back (to the inbox or the run), on a refusal show it on the page it came from."""
+    run_id = request.match_info["run_id"]
+    try:
+        seq = await write()
+    except RunJournalError as err:
+        page = inbox_page if next_page == "inbox" else run_page
+        return await page(request, error=refusal_text(err), status=refusal_status(err))
+    target = "/" if next_page == "inbox" else f"/runs/{quote(run_id, safe='')}"
+    return see_other(f"{target}?done={seq}")
+
+
+# --- live updates ---------------------------------------------------------------
+
+
+async def events(request: web.Request) -> web.StreamResponse:
+    """Server-sent events: the inbox snapshot ``{"version": n, "runs": {run_id: last_seq}}`` each time it changes."""
+    after = request.headers.get(EventSourceResponse.DEFAULT_LAST_EVENT_HEADER) or request.query.get("after", "0")
+    feed = request.app[FEED]
+    async with sse_response(request) as stream:
+        request.app[STREAMS].open.add(stream)
+
+        async def forward() -> None:
+            async for version, runs in feed.changes(int(after) if after.isdigit() else 0):
+                await stream.send(json.dumps({"version": version, "runs": runs}), id=str(version), event="inbox")
+
+        forwarding = asyncio.create_task(forward())
+        try:
+            await stream.wait()  # until the browser leaves (a ping fails) or the server shuts down
+        finally:
+            forwarding.cancel()
+            request.app[STREAMS].open.discard(stream)
+    return stream
