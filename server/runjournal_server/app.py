@@ -187,9 +187,11 @@ def _start_tracing(config: Config) -> Tracing | None:
     except ModuleNotFoundError as err:
         raise ServerStartError(f"tracing needs pip install 'runjournal[otel]' (missing module {err.name!r})") from err
     try:
-        return Tracing(os.environ)
+        tracing = Tracing(os.environ)
     except TracingConfigError as err:
         raise ServerStartError(str(err)) from err
+    log.info("tracing: a span per RPC, exported as the OTEL_* variables say (see README, Tracing)")
+    return tracing
 
 
 def _start_retention(runs: Runs, config: Config) -> asyncio.Task[None] | None:
@@ -244,6 +246,7 @@ async def serve(
         max_response_bytes=config.max_message_bytes,  # the send limit: a Claim never writes an answer it cannot send
         observer=metrics or NO_OBSERVER,
     )
+    await runs.start()
     if metrics is not None:
         metrics.watch(lambda: runs.open_journals, lambda: runs.warm_bytes)
     try:
