@@ -246,6 +246,7 @@ async def serve(
         max_response_bytes=config.max_message_bytes,  # the send limit: a Claim never writes an answer it cannot send
         observer=metrics or NO_OBSERVER,
     )
+    await runs.start()
     if metrics is not None:
         metrics.watch(lambda: runs.open_journals, lambda: runs.warm_bytes)
     try:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import itertools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,12 +35,12 @@ from runjournal_server.errors import (
     RunDeletedError,
     RunNotFoundError,
 )
+from runjournal_server.listing_index import Entry, ListingIndex, SortKey
+from runjournal_server.listing_upkeep import ListingUpkeep
 
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000
 READ_CONCURRENCY = 32
-
-SortKey = tuple[int, int, str]
 
 
 _NOT_STOPPED = frozenset(
@@ -112,12 +113,22 @@ class _MetaInfo:
 
 
 class RunListing:
-    """Summaries and pages of runs over one backend."""
+    """Summaries and pages of runs over one backend: from the listing index once it holds every run."""
 
     def __init__(self, backend: Backend, known_corrupt: Mapping[str, str]) -> None:
         self._backend = backend
         self._known_corrupt = known_corrupt  # run id -> problem, kept by runs.py from full reads
         self._meta_cache: dict[str, _MetaInfo] = {}
+        self._index = ListingIndex()
+        self.upkeep = ListingUpkeep(backend, self._index, self.summary, known_corrupt.__contains__)
+        """Told of every write and deletion (``RunEvents.listen``); keeps the index true."""
+
+    async def start(self) -> None:
+        """Load the persisted listing index; its repair runs in the background (``listing_upkeep.py``)."""
+        await self.upkeep.start()
+
+    async def close(self) -> None:
+        await self.upkeep.close()
 
     async def page(
         self, *, page_size: int, page_token: str, where: RunFilter
@@ -128,6 +139,8 @@ class RunListing:
         if where.status not in state_pb2.RunStatus.values():
             raise InvalidArgumentError("status", f"unknown status {where.status}")
         after = decode_page_token(page_token)
+        if self.upkeep.ready:
+            return await self._indexed_page(page_size, after, where)
         prefixes = tuple(where.run_id_prefixes)
         run_ids = [r for r in await self._backend.list_run_ids() if r.startswith(prefixes)]
         infos = await self._meta_infos(run_ids)
@@ -157,6 +170,49 @@ class RunListing:
                 page.append(summary)
                 last_key = key(run_id)
         return page, ""
+
+    async def _indexed_page(
+        self, page_size: int, after: SortKey | None, where: RunFilter
+    ) -> tuple[list[state_pb2.RunSummary], str]:
+        """The page in the index's order: only the token's runs are walked, and every summary is read.
+
+        The index chooses the candidates (a dirty run is one for every state
+        filter); what a listed run says always comes from its journal, now.
+        """
+        await self.upkeep.place_pending()
+        walk = self._index.newest_first(tuple(where.run_id_prefixes), after)
+        page: list[state_pb2.RunSummary] = []
+        last_key: SortKey | None = None
+        while True:
+            wanted = page_size + 1 - len(page)
+            window = list(itertools.islice((e for e in walk if self._may_match(e, where)), wanted))
+            if not window:
+                return page, ""
+            gens = [entry.gen for entry in window]
+            summaries = await self._summaries([entry.run_id for entry in window])
+            for entry, gen, summary in zip(window, gens, summaries, strict=True):
+                if summary is None:
+                    self.upkeep.forget(entry.run_id)
+                    continue
+                self.upkeep.observed(entry, gen, summary)
+                if not where.admits_state(summary):
+                    continue
+                if len(page) == page_size:
+                    return page, encode_page_token(last_key)
+                page.append(summary)
+                last_key = entry.key
+
+    def _may_match(self, entry: Entry, where: RunFilter) -> bool:
+        """Whether the run could be on the page: its meta's facts, and its last known state unless that moved."""
+        if entry.labels is None:
+            if where.labels or where.task_id or where.parent_run_id:
+                return False  # as the full listing: an unreadable meta is excluded by any meta condition
+        elif not where.admits_meta(entry.labels, entry.task_id, entry.parent_run_id):
+            return False
+        if entry.dirty or entry.run_id in self._known_corrupt:
+            return True
+        known = entry.state_summary()
+        return known is None or where.admits_state(known)
 
     async def _summaries(self, run_ids: Sequence[str]) -> list[state_pb2.RunSummary | None]:
         """Summaries in order; None for a journal with no complete record (a creation that never

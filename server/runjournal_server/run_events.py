@@ -24,6 +24,15 @@ import asyncio
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Protocol
+
+
+class RunListener(Protocol):
+    """Told of every acknowledged write and deletion as it is announced, before any watcher wakes."""
+
+    def stored(self, run_id: str, last_seq: int) -> None: ...
+
+    def deleted(self, run_id: str) -> None: ...
 
 
 class RunChannel:
@@ -77,9 +86,16 @@ class RunEvents:
         # Channels live while a watcher holds them: no entry per run is kept for nobody.
         self._channels: weakref.WeakValueDictionary[str, RunChannel] = weakref.WeakValueDictionary()
         self._everything: set[ChangedRuns] = set()
+        self._listeners: list[RunListener] = []
+
+    def listen(self, listener: RunListener) -> None:
+        """Tell ``listener`` of every write and deletion too, synchronously (the listing index)."""
+        self._listeners.append(listener)
 
     def stored(self, run_id: str, last_seq: int) -> None:
         """Records up to ``last_seq`` of ``run_id`` are acknowledged (created, appended, copied by a fork)."""
+        for listener in self._listeners:
+            listener.stored(run_id, last_seq)
         channel = self._channels.get(run_id)
         if channel is not None:
             channel._tell(last_seq)
@@ -88,6 +104,8 @@ class RunEvents:
 
     def deleted(self, run_id: str) -> None:
         """The run was deleted: its watchers end with RUN_DELETED; WatchRuns streams see it leave."""
+        for listener in self._listeners:
+            listener.deleted(run_id)
         channel = self._channels.get(run_id)
         if channel is not None:
             channel._tell(0, deleted=True)

@@ -127,6 +127,11 @@ class Runs:
         self.events = RunEvents()
         """Told of every acknowledged write, after it is durable: what Watch and WatchRuns wait on."""
         self._deleter = RunDeleter(backend, self._handles, self._listing, self._past_states, self.events)
+        self.events.listen(self._listing.upkeep)  # the listing index hears of every write as it is announced
+
+    async def start(self) -> None:
+        """Load the listing index (``listing_upkeep.py``) before the server serves; its repair runs on."""
+        await self._listing.start()
 
     # ----------------------------------------------------------------- append
 
@@ -550,4 +555,5 @@ class Runs:
 
     async def close(self) -> None:
         """Close every journal this server holds (releasing their locks)."""
+        await self._listing.close()
         await self._handles.close()

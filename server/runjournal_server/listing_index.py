@@ -1,0 +1,236 @@
+"""The listing index: every run's place in the newest-first order and its last known listing state.
+
+It answers one question fast, whatever the number of runs: which runs, in
+order, could be on this page? It never answers what a listed run says: the
+listing reads every summary it returns from the journals (``listing.py``), so
+an index that lags can cost an extra read, never a wrong entry.
+
+Per run it keeps the sort key and the meta's facts (labels, task, parent:
+immutable once the run exists) and the listing state as of a ``last_seq``:
+what ``RunFilter.admits_state`` reads (status, waiting calls, updated time).
+A run whose state may have moved since (told by ``RunEvents``, or found
+changed by a repair) is *dirty*: it is a candidate for every state filter
+until its summary is read again. A run the index has not placed yet (created
+since the last upkeep tick) is *pending*: the listing places it before it
+answers. So a state filter never misses a run this server wrote.
+
+Tenants: runs are also kept sorted by id, so the runs of one run-id prefix
+are found by bisection and ordered once per prefix (kept up to date
+afterwards); a token's listing walks its own runs only.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from runjournal.v1 import state_pb2
+
+SortKey = tuple[int, int, str]
+K = TypeVar("K", SortKey, str)
+
+NO_META_KEY_SECONDS = 0
+"""A run whose meta cannot be read sorts last, as the listing always ordered it."""
+
+
+@dataclass(frozen=True)
+class RunState:
+    """What the listing state filters read of a summary, as of ``last_seq``."""
+
+    status: int
+    waiting: int
+    """How many calls wait for a person."""
+    updated_ns: int | None
+    last_seq: int
+    version: object = None
+    """The store's cheap version of the journal taken *before* the summary was read (file: size, mtime and
+    inode), or None. Older than the state is safe (a repair reads the run again), newer never is, so the
+    state and its version are one value, replaced together."""
+
+    @classmethod
+    def of(cls, summary: state_pb2.RunSummary, version: object = None) -> RunState:
+        updated = summary.updated_at.ToNanoseconds() if summary.HasField("updated_at") else None
+        return cls(summary.status, len(summary.waiting_calls), updated, summary.last_seq, version)
+
+    def as_summary(self, run_id: str) -> state_pb2.RunSummary:
+        """A summary holding these fields, for ``RunFilter.admits_state`` (the one matching rule)."""
+        summary = state_pb2.RunSummary(run_id=run_id, status=self.status, last_seq=self.last_seq)  # type: ignore[arg-type]
+        if self.updated_ns is not None:
+            summary.updated_at.FromNanoseconds(self.updated_ns)
+        for _ in range(self.waiting):
+            summary.waiting_calls.add()
+        return summary
+
+
+@dataclass
+class Entry:
+    """One run in the index."""
+
+    run_id: str
+    key: SortKey
+    labels: Mapping[str, str] | None
+    """None when the meta could not be read (the run is listed from its summary, sorted last)."""
+    task_id: str = ""
+    parent_run_id: str = ""
+    state: RunState | None = None
+    """None until a summary was read."""
+    dirty: bool = True
+    gen: int = 0
+    """Bumped by every ``mark_dirty``: a read that began before news of a write must not clear ``dirty``."""
+    _summary: state_pb2.RunSummary | None = field(default=None, repr=False, compare=False)
+
+    def state_summary(self) -> state_pb2.RunSummary | None:
+        """``state`` as a summary, built once (the walk of a state filter checks many entries)."""
+        if self.state is None:
+            return None
+        if self._summary is None:
+            self._summary = self.state.as_summary(self.run_id)
+        return self._summary
+
+    def set_state(self, state: RunState | None) -> None:
+        self.state = state
+        self._summary = None
+
+
+def no_meta_key(run_id: str) -> SortKey:
+    return (NO_META_KEY_SECONDS, 0, run_id)
+
+
+class ListingIndex:
+    """The entries, in newest-first order overall and per run-id prefix (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, Entry] = {}
+        self._order: list[SortKey] = []  # ascending; walked from the end
+        self._ids: list[str] = []  # ascending run ids, to find a prefix's runs
+        self._by_prefix: dict[str, list[SortKey]] = {}
+        self._changes = 0  # bumped on every insert or removal: a walk re-finds its place after one
+        self.pending: set[str] = set()
+        """Runs told of (created, or changed while not yet placed) that the index has no entry for."""
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, run_id: str) -> bool:
+        return run_id in self._entries
+
+    def get(self, run_id: str) -> Entry | None:
+        return self._entries.get(run_id)
+
+    def entries(self) -> Iterable[Entry]:
+        return self._entries.values()
+
+    def run_ids(self) -> list[str]:
+        return list(self._entries)
+
+    def load(self, entries: Iterable[Entry]) -> None:
+        """Replace everything with ``entries`` (a loaded or rebuilt index), sorting once."""
+        self._entries = {entry.run_id: entry for entry in entries}
+        self._order = sorted(entry.key for entry in self._entries.values())
+        self._ids = sorted(self._entries)
+        self._by_prefix.clear()
+        self._changes += 1
+
+    def put(self, entry: Entry) -> None:
+        """Insert or replace the run's entry (its key may change only while its meta was unreadable)."""
+        old = self._entries.get(entry.run_id)
+        if old is not None and old.key == entry.key:
+            self._entries[entry.run_id] = entry
+            return
+        if old is not None:
+            self.remove(entry.run_id)
+        self._entries[entry.run_id] = entry
+        bisect.insort(self._order, entry.key)
+        bisect.insort(self._ids, entry.run_id)
+        for prefix, keys in self._by_prefix.items():
+            if entry.run_id.startswith(prefix):
+                bisect.insort(keys, entry.key)
+        self.pending.discard(entry.run_id)
+        self._changes += 1
+
+    def remove(self, run_id: str) -> Entry | None:
+        entry = self._entries.pop(run_id, None)
+        if entry is None:
+            return None
+        _discard(self._order, entry.key)
+        _discard(self._ids, run_id)
+        for prefix, keys in self._by_prefix.items():
+            if run_id.startswith(prefix):
+                _discard(keys, entry.key)
+        self._changes += 1
+        return entry
+
+    def mark_dirty(self, run_id: str) -> None:
+        """The run's state may have moved (an acknowledged write, a deletion): a candidate for every filter."""
+        entry = self._entries.get(run_id)
+        if entry is None:
+            self.pending.add(run_id)
+        else:
+            entry.dirty = True
+            entry.gen += 1
+
+    def dirty_run_ids(self) -> list[str]:
+        return [entry.run_id for entry in self._entries.values() if entry.dirty]
+
+    def newest_first(self, prefixes: Sequence[str], before: SortKey | None) -> Iterator[Entry]:
+        """The entries of runs whose id starts with one of ``prefixes``, newest first, after ``before``.
+
+        Safe while the index changes between steps (the caller awaits reads
+        between them): after an insert or removal the walk finds its place
+        again by the last key it gave.
+        """
+        lists = [self._prefix_keys(prefix) for prefix in _minimal(prefixes)]
+        last = before
+        while True:
+            changes = self._changes
+            streams = [_descending(keys, last) for keys in lists]
+            merged = streams[0] if len(streams) == 1 else heapq.merge(*streams, reverse=True)
+            for key in merged:
+                last = key  # no key is in two lists: minimal() keeps no prefix that covers another
+                entry = self._entries.get(key[2])
+                if entry is not None and entry.key == key:
+                    yield entry
+                if self._changes != changes:
+                    break
+            else:
+                return
+
+    def _prefix_keys(self, prefix: str) -> list[SortKey]:
+        if not prefix:
+            return self._order
+        keys = self._by_prefix.get(prefix)
+        if keys is None:
+            start = bisect.bisect_left(self._ids, prefix)
+            end = start
+            while end < len(self._ids) and self._ids[end].startswith(prefix):
+                end += 1
+            keys = sorted(self._entries[run_id].key for run_id in self._ids[start:end])
+            self._by_prefix[prefix] = keys
+        return keys
+
+
+def _descending(keys: list[SortKey], before: SortKey | None) -> Iterator[SortKey]:
+    end = len(keys) if before is None else bisect.bisect_left(keys, before)
+    for index in range(end - 1, -1, -1):
+        if index >= len(keys):
+            return  # the list shrank under us; the caller re-finds its place
+        yield keys[index]
+
+
+def _discard(ordered: list[K], item: K) -> None:
+    index = bisect.bisect_left(ordered, item)
+    if index < len(ordered) and ordered[index] == item:
+        del ordered[index]
+
+
+def _minimal(prefixes: Sequence[str]) -> list[str]:
+    """The prefixes no other one of them covers: "a" covers "ab", "" covers everything."""
+    unique = sorted(set(prefixes)) or [""]
+    kept: list[str] = []
+    for prefix in unique:
+        if not any(prefix.startswith(other) for other in kept):
+            kept.append(prefix)
+    return kept

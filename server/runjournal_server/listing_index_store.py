@@ -1,0 +1,237 @@
+"""Where the listing index persists between restarts: small files in a directory beside the journals.
+
+The index is derived data: the journals are the truth, and the repair that
+runs at every start compares each entry against the store (``listing_upkeep.py``).
+So this store only has to make two promises:
+
+* it never hands back bytes that were damaged: every line carries the CRC-32
+  of its body, and ``load`` stops at the first line that fails it (a torn
+  final line after a crash) and says so, so the repair then re-reads every
+  run instead of trusting what followed;
+* a compaction replaces the snapshot atomically (written to a temporary
+  file, fsynced, renamed, the directory fsynced): a crash leaves the old
+  snapshot and log or the new snapshot, never a mix.
+
+Appends to the log are written but not fsynced: a change lost to a power cut
+leaves an entry with the version the journal had before, which the repair
+finds different and reads again. Lines are JSON arrays of up to
+``CHUNK_ENTRIES`` entries, so neither the load nor a compaction holds the GIL
+in one long ``json`` call while appends wait on the event loop.
+
+One server process owns the directory at a time (an exclusive ``flock`` on
+``lock``); a second process on the same data directory keeps its index in
+memory only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import zlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import portalocker
+
+from runjournal_server.listing_index import Entry, RunState
+
+log = logging.getLogger(__name__)
+
+FORMAT = 1
+CHUNK_ENTRIES = 1000
+SNAPSHOT = "snapshot"
+LOG = "log"
+LOCK = "lock"
+
+Op = tuple[str, Any]
+"""("put", Entry) or ("drop", run_id)."""
+
+
+@dataclass
+class Loaded:
+    entries: list[Entry]
+    damaged: str | None
+    """Why the persisted index cannot be trusted whole (then every entry is re-read), or None."""
+    log_ops: int
+
+
+def encode_entry(entry: Entry) -> list[Any]:
+    state = entry.state
+    return [
+        entry.run_id,
+        entry.key[0],
+        entry.key[1],
+        None if entry.labels is None else dict(entry.labels),
+        entry.task_id,
+        entry.parent_run_id,
+        None if state is None else [state.status, state.waiting, state.updated_ns, state.last_seq, state.version],
+    ]
+
+
+def decode_entry(row: list[Any]) -> Entry:
+    run_id, seconds, nanos, labels, task_id, parent, state = row
+    if not (isinstance(run_id, str) and isinstance(seconds, int) and isinstance(nanos, int)):
+        raise ValueError("malformed entry")
+    if state is not None:
+        status, waiting, updated_ns, last_seq, version = state
+        state = RunState(status, waiting, updated_ns, last_seq, tuple(version) if isinstance(version, list) else None)
+    # Loaded entries are trusted (not dirty) until the start's repair finds their journal changed.
+    return Entry(
+        run_id=run_id,
+        key=(seconds, nanos, run_id),
+        labels=labels,
+        task_id=task_id,
+        parent_run_id=parent,
+        state=state,
+        dirty=state is None,
+    )
+
+
+def _line(body: object) -> bytes:
+    data = json.dumps(body, separators=(",", ":")).encode()
+    return b"%08x " % zlib.crc32(data) + data + b"\n"
+
+
+def _parse(line: bytes) -> Any:
+    crc, _, data = line.partition(b" ")
+    if len(crc) != 8 or int(crc, 16) != zlib.crc32(data):
+        raise ValueError("checksum mismatch")
+    return json.loads(data)
+
+
+class FileIndexStore:
+    """The index files in one directory (see the module docstring). Blocking: call from a thread."""
+
+    def __init__(self, directory: Path) -> None:
+        self._dir = Path(directory)
+        self._lock_fd: int | None = None
+        self._log_fd: int | None = None
+
+    @property
+    def directory(self) -> Path:
+        return self._dir
+
+    def open(self) -> bool:
+        """Take the directory; False when another process holds it (the index then stays in memory)."""
+        self._dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self._dir / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            portalocker.lock(fd, portalocker.LOCK_EX | portalocker.LOCK_NB)
+        except portalocker.LockException:
+            os.close(fd)
+            return False
+        self._lock_fd = fd
+        self._log_fd = os.open(self._dir / LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+        return True
+
+    def close(self) -> None:
+        for fd in (self._log_fd, self._lock_fd):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._log_fd = self._lock_fd = None
+
+    def load(self) -> Loaded:
+        """The persisted entries: the snapshot, then the log's changes; damage stops the replay and is reported."""
+        entries: dict[str, Entry] = {}
+        damaged: str | None = None
+        ops = 0
+        try:
+            snapshot = (self._dir / SNAPSHOT).read_bytes()
+        except FileNotFoundError:
+            snapshot = None
+        if snapshot is not None:
+            damaged = self._replay(snapshot, entries, SNAPSHOT)
+        if damaged is None:
+            try:
+                data = (self._dir / LOG).read_bytes()
+            except FileNotFoundError:
+                data = b""
+            ops = data.count(b"\n")
+            damaged = self._replay(data, entries, LOG)
+        if snapshot is None and ops == 0 and damaged is None:
+            damaged = "no index was persisted"
+        return Loaded(list(entries.values()), damaged, ops)
+
+    @staticmethod
+    def _replay(data: bytes, entries: dict[str, Entry], name: str) -> str | None:
+        lines = data.split(b"\n")
+        if lines and lines[-1] == b"":
+            lines.pop()
+        elif lines:
+            return f"the {name} file ends with a torn line"
+        for number, line in enumerate(lines, 1):
+            try:
+                body = _parse(line)
+                if name == SNAPSHOT and number == 1:
+                    if body != ["format", FORMAT]:
+                        return f"the {name} file is of another format ({body!r})"
+                    continue
+                kind, rows = body
+                for row in rows:
+                    if kind == "put":
+                        entry = decode_entry(row)
+                        entries[entry.run_id] = entry
+                    elif kind == "drop":
+                        entries.pop(row, None)
+                    else:
+                        raise ValueError(f"unknown operation {kind!r}")
+            except (ValueError, TypeError, UnicodeDecodeError, RecursionError) as err:
+                return f"line {number} of the {name} file is damaged ({err})"
+        if name == SNAPSHOT and not lines:
+            return f"the {name} file is empty"
+        return None
+
+    def append(self, ops: Sequence[Op]) -> None:
+        """Write changes to the log (not fsynced: see the module docstring)."""
+        assert self._log_fd is not None
+        out: list[bytes] = []
+        puts = [encode_entry(entry) for kind, entry in ops if kind == "put"]
+        drops = [run_id for kind, run_id in ops if kind == "drop"]
+        for start in range(0, len(puts), CHUNK_ENTRIES):
+            out.append(_line(["put", puts[start : start + CHUNK_ENTRIES]]))
+        for start in range(0, len(drops), CHUNK_ENTRIES):
+            out.append(_line(["drop", drops[start : start + CHUNK_ENTRIES]]))
+        data = b"".join(out)
+        while data:
+            written = os.write(self._log_fd, data)
+            data = data[written:]
+
+    def compact(self, entries: Iterable[Entry]) -> None:
+        """Replace the snapshot with ``entries`` and empty the log, atomically (see the module docstring)."""
+        assert self._log_fd is not None
+        tmp = self._dir / (SNAPSHOT + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        try:
+            os.write(fd, _line(["format", FORMAT]))
+            chunk: list[list[Any]] = []
+            for entry in entries:
+                chunk.append(encode_entry(entry))
+                if len(chunk) == CHUNK_ENTRIES:
+                    _write_all(fd, _line(["put", chunk]))
+                    chunk = []
+            if chunk:
+                _write_all(fd, _line(["put", chunk]))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, self._dir / SNAPSHOT)
+        # The log goes only after the new snapshot is durable under its name.
+        self._fsync_dir()
+        os.ftruncate(self._log_fd, 0)
+
+    def _fsync_dir(self) -> None:
+        fd = os.open(self._dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(fd, data) :]

@@ -1,0 +1,334 @@
+"""Keeping the listing index true: news of writes, the repair at start, and the persisted copy.
+
+* **News.** ``RunEvents`` tells the upkeep of every acknowledged write and
+  deletion, synchronously, before the writer's answer is sent: the run's entry
+  becomes *dirty* (a candidate for every state filter) or, for a run the index
+  has not placed, *pending* (placed before the next page is answered). So no
+  listing misses a write this server acknowledged, nor, on JetStream, one the
+  feed reported from another replica.
+* **Ticks.** A background task places pending runs (reads their metas) soon
+  after they are told, and every ``REFRESH_SECONDS`` reads the summaries of
+  dirty runs again (a hot run costs one read per tick, not one per append),
+  at most ``TICK_RUNS`` runs per step with ``READ_CONCURRENCY`` reads in
+  flight, so appends never wait behind it.
+* **Repair at start**, before the server serves: a persisted index is
+  checked against the store, every journal's cheap version
+  (``Backend.run_versions``; file: a ``stat``, no read) against the version
+  the entry's state was read at. A run that moved (written in the last tick
+  before a crash, or by another process while this one was down) is read
+  again, a run the index lacks is placed, an entry whose run is gone is
+  dropped once a read confirms it. So the index never serves a stale state,
+  and the repair costs a stat per run plus a read per run that moved. A
+  missing or damaged index (or a store with no local directory: JetStream)
+  is rebuilt from the journals in the background, in bounded steps; until
+  the rebuild has placed every run the listing reads every run, as it always
+  did, so it is slow meanwhile, never wrong.
+* **Persistence** (``listing_index_store.py``): changes are appended to a log
+  by one thread of its own each tick, and compacted into a snapshot when the
+  log outgrows the index and at a clean shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+from runjournal.v1 import state_pb2
+from runjournal_server.backends.base import Backend
+from runjournal_server.core.kinds import Kind
+from runjournal_server.errors import JournalError, RunDeletedError, RunNotFoundError
+from runjournal_server.listing_index import Entry, ListingIndex, RunState, no_meta_key
+from runjournal_server.listing_index_store import FileIndexStore, Op
+
+log = logging.getLogger(__name__)
+
+INDEX_DIR = ".listing-index"
+"""Under the backend's ``derived_data_dir``: not a valid run id, so never taken for a journal."""
+
+TICK_RUNS = 256
+READ_CONCURRENCY = 8
+"""Fewer reads in flight than the I/O threads: an append's write never queues behind the upkeep's reads."""
+PLACE_DELAY_SECONDS = 0.05
+"""How long news waits to be batched before the runs it names are placed."""
+REFRESH_SECONDS = 2.0
+COMPACT_MIN_OPS = 10_000
+
+T = TypeVar("T")
+
+Summarize = Callable[[str], Awaitable[state_pb2.RunSummary]]
+"""The listing rule for one run (``RunListing.summary``); RunNotFoundError when it is not there."""
+
+
+class ListingUpkeep:
+    """The index's upkeep over one backend (see the module docstring)."""
+
+    def __init__(
+        self, backend: Backend, index: ListingIndex, summarize: Summarize, known_corrupt: Callable[[str], bool]
+    ) -> None:
+        self._backend = backend
+        self._index = index
+        self._summarize = summarize
+        self._known_corrupt = known_corrupt
+        self._store: FileIndexStore | None = None
+        self._thread: ThreadPoolExecutor | None = None
+        self._ops: list[Op] = []
+        self._log_ops = 0
+        self._news = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._repair_done = asyncio.Event()
+        self.ready = False
+        """True once every run is placed: the listing then walks the index instead of every run."""
+        self.repaired = False
+        """True once the start's repair (or rebuild) has checked every run against the store."""
+
+    # ------------------------------------------------------------ news (RunListener)
+
+    def stored(self, run_id: str, last_seq: int) -> None:
+        if self._task is None:
+            return  # not started (a Runs used without a server): no index, the listing reads every run
+        self._index.mark_dirty(run_id)
+        self._news.set()
+
+    def deleted(self, run_id: str) -> None:
+        if self._task is None:
+            return
+        self._drop(run_id)
+        self._index.pending.discard(run_id)
+
+    # ------------------------------------------------------------ life
+
+    async def start(self) -> None:
+        """Load the persisted index (trusted at once), then repair or rebuild it in the background."""
+        directory = self._backend.derived_data_dir()
+        damaged: str | None = "the store keeps no local index"
+        if directory is not None:
+            self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="runjournal-index")
+            store = FileIndexStore(directory / INDEX_DIR)
+            try:
+                if await self._blocking(store.open):
+                    self._store = store
+                    loaded = await self._blocking(store.load)
+                    self._log_ops = loaded.log_ops
+                    damaged = loaded.damaged
+                    if damaged is None:
+                        self._index.load(loaded.entries)
+                        self.ready = True
+                else:
+                    damaged = f"another process holds {store.directory}"
+            except OSError as err:
+                damaged = f"{store.directory}: {err.strerror or err}"
+        if damaged is not None:
+            log.info("listing index: %s; rebuilding it from the journals", damaged)
+        else:
+            # Before the server serves: a stat per run and a read of each run that moved, so the
+            # index is exact from the first call on (a missing one is rebuilt in the background).
+            await self._repair()
+            self._repaired()
+        self._task = asyncio.create_task(self._run(), name="listing-index-upkeep")
+
+    async def close(self) -> None:
+        """Stop the upkeep; persist what changed and compact, so the next start loads one snapshot."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        if self._store is not None:
+            try:
+                if self.repaired or self.ready:
+                    await self._persist()
+                    entries = list(self._index.entries())
+                    await self._blocking(self._store.compact, entries)
+            except OSError as err:
+                log.warning("listing index: not persisted at shutdown (%s); the next start repairs it", err)
+            finally:
+                await self._blocking(self._store.close)
+                self._store = None
+        if self._thread is not None:
+            self._thread.shutdown(wait=True)
+            self._thread = None
+
+    async def wait_repaired(self) -> None:
+        await self._repair_done.wait()
+
+    # ------------------------------------------------------------ what the listing calls
+
+    async def place_pending(self) -> None:
+        """Place every run told of but not yet placed: a page never misses a run created a moment ago."""
+        while self._index.pending:
+            batch = sorted(self._index.pending)[:TICK_RUNS]
+            await self._place(batch)
+
+    def observed(self, entry: Entry, gen: int, summary: state_pb2.RunSummary) -> None:
+        """A page read ``summary`` for ``entry``: keep the state it shows, unless news arrived meanwhile.
+
+        The entry keeps the version it had (read before this state, so a
+        repair that finds the journal moved since reads it again).
+        """
+        if self._index.get(entry.run_id) is not entry or entry.gen != gen:
+            return
+        if summary.status == state_pb2.RUN_STATUS_UNAVAILABLE or self._known_corrupt(entry.run_id):
+            return  # what the store said this time, or what a full read found: not the journal's listing state
+        version = entry.state.version if entry.state is not None else None
+        self._record(entry, RunState.of(summary, version))
+
+    def forget(self, run_id: str) -> None:
+        """A read found the run absent (a failed creation, a deletion by another replica or by hand)."""
+        self._drop(run_id)
+
+    # ------------------------------------------------------------ the background task
+
+    async def _run(self) -> None:
+        try:
+            if not self.repaired:
+                await self._repair()
+                self._repaired()
+            loop = asyncio.get_running_loop()
+            next_refresh = loop.time() + REFRESH_SECONDS
+            while True:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._news.wait(), max(0.0, next_refresh - loop.time()))
+                self._news.clear()
+                await asyncio.sleep(PLACE_DELAY_SECONDS)  # batch the news of a burst of writes
+                await self.place_pending()
+                if loop.time() >= next_refresh:
+                    await self._refresh(self._index.dirty_run_ids())
+                    next_refresh = loop.time() + REFRESH_SECONDS
+                await self._persist()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            # The index is an accelerator: without it the listing reads every run, as it always could.
+            log.exception("listing index: upkeep failed; listing by reading every run from now on")
+            self.ready = False
+
+    def _repaired(self) -> None:
+        self.ready = self.repaired = True
+        self._repair_done.set()
+        log.info("listing index: %d runs, checked against the store", len(self._index))
+
+    async def _repair(self) -> None:
+        """Check every entry against the store (see the module docstring); bounded steps, then persist."""
+        while True:
+            try:
+                versions = await self._backend.run_versions()
+                run_ids = list(versions) if versions is not None else await self._backend.list_run_ids()
+                break
+            except JournalError as err:
+                log.warning("listing index: cannot list the runs (%s); trying again", err.message)
+                await asyncio.sleep(REFRESH_SECONDS)
+        present = set(run_ids)
+        absent = [entry.run_id for entry in self._index.entries() if entry.run_id not in present]
+        self._index.pending.update(run_id for run_id in run_ids if run_id not in self._index)
+        await self.place_pending()
+        if not self.ready:
+            self.ready = True  # every run has its place: pages walk the index, states are read below
+        stale: list[str] = []
+        for entry in self._index.entries():
+            state = entry.state
+            if versions is None or state is None or state.version is None:
+                stale.append(entry.run_id)  # no version to compare: read it again
+            elif versions.get(entry.run_id) != state.version:
+                entry.dirty = True
+                entry.gen += 1
+                stale.append(entry.run_id)
+        await self._refresh(absent + stale)
+        await self._persist()
+
+    async def _place(self, run_ids: Sequence[str]) -> None:
+        """Read the metas (and the summaries) of runs the index lacks, and place them."""
+        for start in range(0, len(run_ids), TICK_RUNS):
+            chunk = [r for r in run_ids[start : start + TICK_RUNS] if r not in self._index]
+            found = await self._gather(chunk, self._meta_entry)
+            for run_id, entry in zip(chunk, found, strict=True):
+                self._index.pending.discard(run_id)
+                if entry is not None and run_id not in self._index:
+                    self._index.put(entry)
+                    self._ops.append(("put", entry))
+            await self._refresh([e.run_id for e in found if e is not None])
+
+    async def _meta_entry(self, run_id: str) -> Entry | None:
+        try:
+            stored = await self._backend.meta(run_id)
+        except (RunNotFoundError, RunDeletedError):
+            return None
+        except JournalError:
+            return Entry(run_id=run_id, key=no_meta_key(run_id), labels=None)  # listed from its summary, last
+        if stored.record is None or stored.record.WhichOneof("payload") != Kind.META:
+            return Entry(run_id=run_id, key=no_meta_key(run_id), labels=None)
+        meta = stored.record.meta
+        return Entry(
+            run_id=run_id,
+            key=(meta.created_at.seconds, meta.created_at.nanos, run_id),
+            labels=dict(meta.labels),
+            task_id=meta.task_id,
+            parent_run_id=meta.forked_from.run_id,
+        )
+
+    async def _refresh(self, run_ids: Sequence[str]) -> None:
+        """Read the summaries of ``run_ids`` again (version first), and record what they show."""
+        for start in range(0, len(run_ids), TICK_RUNS):
+            chunk = [r for r in run_ids[start : start + TICK_RUNS] if r in self._index]
+            gens = {r: self._index.get(r).gen for r in chunk}  # type: ignore[union-attr]
+            versions = await self._backend.run_versions(chunk) or {}
+            found = await self._gather(chunk, self._read_summary)
+            for run_id, summary in zip(chunk, found, strict=True):
+                entry = self._index.get(run_id)
+                if entry is None or entry.gen != gens[run_id]:
+                    continue  # news arrived meanwhile: it stays dirty for the next tick
+                if summary is None:
+                    self._drop(run_id)
+                elif summary.status == state_pb2.RUN_STATUS_UNAVAILABLE:
+                    continue
+                elif entry.labels is None and summary.status != state_pb2.RUN_STATUS_CORRUPT:
+                    # Its meta could not be read before and the run reads now: place it properly.
+                    self._drop(run_id)
+                    self._index.pending.add(run_id)
+                elif self._known_corrupt(run_id):
+                    entry.dirty = False  # listed as corrupt by the listing itself; its state is not this
+                else:
+                    self._record(entry, RunState.of(summary, versions.get(run_id)))
+
+    async def _read_summary(self, run_id: str) -> state_pb2.RunSummary | None:
+        try:
+            return await self._summarize(run_id)
+        except (RunNotFoundError, RunDeletedError):
+            return None
+
+    def _record(self, entry: Entry, state: RunState) -> None:
+        entry.dirty = False
+        if state != entry.state:
+            entry.set_state(state)
+            self._ops.append(("put", entry))
+
+    def _drop(self, run_id: str) -> None:
+        if self._index.remove(run_id) is not None:
+            self._ops.append(("drop", run_id))
+
+    async def _persist(self) -> None:
+        if self._store is None or not self._ops:
+            return
+        ops, self._ops = self._ops, []
+        try:
+            await self._blocking(self._store.append, ops)
+            self._log_ops += len(ops)
+            if self._log_ops > max(COMPACT_MIN_OPS, len(self._index)):
+                entries = list(self._index.entries())
+                await self._blocking(self._store.compact, entries)
+                self._log_ops = 0
+        except OSError as err:
+            # Lost changes are found again by the next start's repair (versions differ).
+            log.warning("listing index: cannot persist (%s); it is repaired at the next start", err)
+
+    async def _gather(self, run_ids: Sequence[str], read: Callable[[str], Awaitable[T]]) -> list[T]:
+        found: list[T] = []
+        for start in range(0, len(run_ids), READ_CONCURRENCY):
+            found += await asyncio.gather(*(read(r) for r in run_ids[start : start + READ_CONCURRENCY]))
+        return found
+
+    async def _blocking(self, fn: Callable[..., T], *args: object) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
