@@ -13,19 +13,23 @@ from pathlib import Path
 
 import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc as pb_grpc
 from runjournal_server.auth import token_sha256
 from tests.api.conftest import BACKENDS
 from tests.api.rpc import error_info, new_run_id, reason
+from tests.api.test_metrics import METRICS_PREFIX, scrape, value
 from tests.conftest import new_stream_target
+from tests.nats_server import NatsServer
 from tests.servers import ServerProcess
 from tests.support import builders as b
 
 JournalStub = pb_grpc.JournalServiceStub
 
 MIB = 1024 * 1024
+HEALTH_REQUEST = health_pb2.HealthCheckRequest(service="runjournal.v1.JournalService")
 
 
 def create(stub: JournalStub, run_id: str, notes: int = 0) -> int:
@@ -184,6 +188,41 @@ def test_records_written_through_another_replica_reach_a_watcher(nats_server, se
             call.cancel()
 
 
+@pytest.mark.jetstream
+@pytest.mark.timeout(180)
+def test_after_a_nats_restart_records_through_another_replica_still_reach_a_watcher(
+    nats_binary, server_factory, tmp_path
+) -> None:
+    """The feed's consumer lives in the NATS server's memory and dies with it: the feed makes a new one."""
+    nats_server = NatsServer(tmp_path / "nats", nats_binary).start()
+    try:
+        args = new_stream_target().server_args(nats_server.url)
+        a, b_server = server_factory(tmp_path / "a", *args), server_factory(tmp_path / "b", *args)
+        with grpc.insecure_channel(a.address) as channel_a, grpc.insecure_channel(b_server.address) as channel_b:
+            via_a, via_b = JournalStub(channel_a), JournalStub(channel_b)
+            run_id = new_run_id("replicas")
+            create(via_a, run_id)
+            call = via_b.Watch(pb.WatchRequest(run_id=run_id))
+            try:
+                assert take(call, 2) == [("record", 1), ("caught_up", 1)]
+                updates = [
+                    (u.status for u in health_pb2_grpc.HealthStub(channel).Watch(HEALTH_REQUEST, timeout=120))
+                    for channel in (channel_a, channel_b)
+                ]
+                assert [next(u) for u in updates] == [health_pb2.HealthCheckResponse.SERVING] * 2
+                nats_server.restart()
+                # Both replicas report the store's loss and return through health: wait for that, not a clock.
+                for u in updates:
+                    assert next(u) == health_pb2.HealthCheckResponse.NOT_SERVING
+                    assert next(u) == health_pb2.HealthCheckResponse.SERVING
+                append_notes(via_a, run_id, 2, 2)
+                assert take(call, 2) == [("record", 2), ("record", 3)]
+            finally:
+                call.cancel()
+    finally:
+        nats_server.stop()
+
+
 # ------------------------------------------------------------------ auth
 
 
@@ -208,6 +247,34 @@ def test_watch_outside_the_tokens_prefixes_is_permission_denied(
             assert take(call, 2) == [("record", 1), ("caught_up", 1)]
         finally:
             call.cancel()
+
+
+# ------------------------------------------------------------------ metrics
+
+
+def test_open_watch_streams_are_counted_by_method(server_factory: Callable[..., ServerProcess]) -> None:
+    server = server_factory(None, "--metrics-listen", "127.0.0.1:0")
+    assert server.process is not None and server.process.stdout is not None
+    line = server.process.stdout.readline()
+    assert line.startswith(METRICS_PREFIX), line
+    server.metrics_address = line.removeprefix(METRICS_PREFIX).strip()  # type: ignore[attr-defined]
+    with grpc.insecure_channel(server.address) as channel:
+        stub = JournalStub(channel)
+        assert value(scrape(server), "runjournal_watch_streams_open", method="Watch") == 0
+        run_id = new_run_id("watch")
+        create(stub, run_id)
+        calls = [stub.Watch(pb.WatchRequest(run_id=run_id)) for _ in range(2)]
+        runs_call = stub.WatchRuns(pb.WatchRunsRequest())
+        try:
+            for call in calls:
+                assert take(call, 2) == [("record", 1), ("caught_up", 1)]
+            assert next(runs_call).run.run_id == run_id
+            samples = scrape(server)
+            assert value(samples, "runjournal_watch_streams_open", method="Watch") == 2
+            assert value(samples, "runjournal_watch_streams_open", method="WatchRuns") == 1
+        finally:
+            for call in (*calls, runs_call):
+                call.cancel()
 
 
 # ------------------------------------------------------------------ must show: resume cycles
@@ -325,3 +392,34 @@ def test_a_paused_watch_while_ten_thousand_records_arrive_grows_the_server_by_un
             assert seqs == list(range(2, PAUSED_RECORDS + 2))
         finally:
             call.cancel()
+
+
+# ------------------------------------------------------------------ deletion
+
+
+def test_a_watch_of_a_run_that_is_deleted_ends_with_run_deleted(stub: JournalStub) -> None:
+    run_id = new_run_id("watch")
+    last = create(stub, run_id, notes=2)
+    call = stub.Watch(pb.WatchRequest(run_id=run_id))
+    assert take(call, 4)[-1] == ("caught_up", last)
+    stub.DeleteRun(pb.DeleteRunRequest(run_id=run_id, expected_last_seq=last))
+    err = refusal(lambda: next(call))
+    assert err.code() == grpc.StatusCode.NOT_FOUND
+    assert reason(err) == "RUN_DELETED"
+    assert error_info(err).metadata["last_seq"] == str(last)
+    again = refusal(lambda: next(stub.Watch(pb.WatchRequest(run_id=run_id))))
+    assert reason(again) == "RUN_DELETED"
+
+
+@pytest.mark.jetstream
+def test_a_run_deleted_through_another_replica_ends_its_watch(nats_server, server_factory, tmp_path) -> None:
+    args = new_stream_target().server_args(nats_server.url)
+    a, b_server = server_factory(tmp_path / "a", *args), server_factory(tmp_path / "b", *args)
+    with grpc.insecure_channel(a.address) as channel_a, grpc.insecure_channel(b_server.address) as channel_b:
+        via_a, via_b = JournalStub(channel_a), JournalStub(channel_b)
+        run_id = new_run_id("replicas")
+        last = create(via_a, run_id, notes=1)
+        call = via_b.Watch(pb.WatchRequest(run_id=run_id))
+        assert take(call, 3) == [("record", 1), ("record", 2), ("caught_up", 2)]
+        via_a.DeleteRun(pb.DeleteRunRequest(run_id=run_id, expected_last_seq=last))
+        assert reason(refusal(lambda: next(call))) == "RUN_DELETED"

@@ -211,3 +211,15 @@ def test_runs_created_and_changed_through_another_replica_reach_watch_runs(
             assert (summary.run_id, summary.status, summary.last_seq) == (run_id, state_pb2.RUN_STATUS_COMPLETED, 2)
         finally:
             call.cancel()
+
+
+def test_a_deleted_run_is_sent_as_left_deleted(stub: JournalStub, label: dict[str, str]) -> None:
+    run_id = new_run_id("wr")
+    last = create(stub, run_id, label)
+    call = stub.WatchRuns(pb.WatchRunsRequest(labels=label))
+    try:
+        assert [s.run_id for s in caught_up(call)] == [run_id]
+        stub.DeleteRun(pb.DeleteRunRequest(run_id=run_id, expected_last_seq=last))
+        assert next_left(call) == pb.RunLeft(run_id=run_id, deleted=True)
+    finally:
+        call.cancel()

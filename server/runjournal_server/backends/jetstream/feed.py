@@ -6,7 +6,8 @@ memory, no acks, filtered to the record subjects (``<prefix>.<run>.<token>``;
 task documents have one token more and fall outside), and **headers only**,
 so a replica is sent each record's subject and not its body: following a
 busy stream costs a small message per record, whatever the records weigh.
-The subject alone says which run moved and to which seq (``layout.py``);
+The subject alone says which run moved and to which seq (``layout.py``),
+or, for a run's tombstone subject, that another replica deleted it;
 watchers then read the records from the stream leader as they always do.
 
 A consumer delivers a message only once the stream has stored it, so the
@@ -79,6 +80,10 @@ class Feed:
             jsi._sseq = after
 
     async def _on_message(self, msg: Msg) -> None:
+        deleted = self._layout.run_of_tombstone(msg.subject)
+        if deleted is not None:
+            self._deleted(deleted)
+            return
         run_id = msg.subject.removeprefix(f"{self._layout.prefix}.").partition(".")[0]
         if not is_valid_run_id(run_id):
             return
