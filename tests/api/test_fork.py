@@ -159,6 +159,14 @@ def test_fork_refusals_write_nothing(stub: JournalStub) -> None:
     assert refused(lambda: fold(stub, missing))[1] == "RUN_NOT_FOUND"
 
 
+def test_a_deleted_source_cannot_be_forked_and_a_deleted_id_cannot_be_forked_into(stub: JournalStub) -> None:
+    source, gone = waiting_run(stub), waiting_run(stub)
+    stub.DeleteRun(pb.DeleteRunRequest(run_id=gone, expected_last_seq=5))
+    assert refused(lambda: fork(stub, gone, 0, new_run_id("fork")))[1] == "RUN_DELETED"
+    assert refused(lambda: fork(stub, source, 0, gone))[1] == "RUN_DELETED"
+    assert refused(lambda: fold(stub, gone))[1] == "RUN_DELETED"
+
+
 def test_a_meta_appended_with_forked_from_is_an_invalid_record(stub: JournalStub) -> None:
     run_id = new_run_id("spoof")
     record = b.meta(run_id=run_id)
