@@ -36,12 +36,11 @@ from runjournal.v1 import records_pb2
 from runjournal_server.core.fold import Folder, JournalRuleError, fold_stored
 from runjournal_server.core.records import StoredRecord, encode
 from runjournal_server.errors import CorruptJournalError, InvalidArgumentError
+from runjournal_server.handles import FOLD_ON_LOOP_RECORDS
 from runjournal_server.record_reader import RecordReader
 
 MAX_FORK_SEQ = (1 << 31) - 1
 """``ForkOrigin.seq`` is an int32, as every number in a record payload is."""
-FOLD_ON_LOOP_RECORDS = 256
-"""Forks shorter than this are planned (meta encoded, fold checked) on the event loop; longer ones in a thread."""
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,7 @@ from runjournal_server.errors import RunExistsError, StorageFullError, StorageUn
 STAGE_BYTES = 4 * 1024 * 1024
 """Record bytes per staged batch (at least one record): well inside the server's batch commit timeout."""
 MAX_STAGE_REFUSALS = 5
-"""Fence refusals a staging survives by resuming (another creator sharing it) before it gives up."""
+"""Fence refusals in a row without progress a staging survives by resuming before it gives up."""
 _COMPARE_WINDOW = 64
 
 
@@ -104,9 +104,13 @@ class StagedCreation:
             refusals += 1
             if refusals > MAX_STAGE_REFUSALS:
                 raise StorageUnavailableError(
-                    self._run_id, f"creating the run: its staging was refused {refusals} times; nothing is created"
+                    self._run_id,
+                    f"creating the run: its staging was refused {refusals} times without progress; nothing is created",
                 )
+            before = done
             done, after = await self._resume(staged)
+            if done > before:
+                refusals = 0  # another creator staged our bytes meanwhile: sharing the staging, not stuck
 
     async def _publish(self, messages: list[StoredRecord], after: int) -> int | None:
         """Publish one stage fenced on ``after``: its last stream seq, or None when the run moved under it."""
