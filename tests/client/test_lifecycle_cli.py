@@ -14,7 +14,7 @@ import grpc
 import pytest
 
 from runjournal.cli import main
-from runjournal.lifecycle_cli import SKIP_CONVERSATION, duration
+from runjournal.lifecycle_cli import SKIP_CONVERSATION, duration, moment
 from runjournal.render import render_record
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import records_pb2, state_pb2
@@ -160,3 +160,18 @@ def test_a_watched_record_is_one_escaped_line() -> None:
     line = render_record(4, record)
     assert "\n" not in line and "\x1b" not in line and "\u202e" not in line
     assert line == "     4 note        ok\\x0a      5 note        forged\\x1b[2J\\u202e"
+
+
+def test_a_gc_cutoff_time_must_name_its_zone() -> None:
+    assert moment("2026-11-01T00:00Z") == datetime.datetime(2026, 11, 1, tzinfo=datetime.UTC)
+    with pytest.raises(argparse.ArgumentTypeError, match="zone"):
+        moment("2026-11-01T00:00")
+    with pytest.raises(argparse.ArgumentTypeError, match="ISO 8601"):
+        moment("last tuesday")
+
+
+def test_gc_takes_a_cutoff_time_instead_of_an_age(fake: FakeServer) -> None:
+    fake.journal.pages[""] = pb.ListRunsResponse()
+    assert main(["gc", "--address", fake.address, "--stopped-before", "2026-11-01T00:00Z", "--dry-run"]) == 0
+    (listing,) = fake.journal.requests("ListRuns")
+    assert listing.stopped_before.ToDatetime(tzinfo=datetime.UTC) == datetime.datetime(2026, 11, 1, tzinfo=datetime.UTC)

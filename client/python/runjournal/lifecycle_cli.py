@@ -65,8 +65,10 @@ def add_runs_commands(runs_commands: argparse._SubParsersAction[argparse.Argumen
 def add_gc_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     gc = commands.add_parser("gc", help="delete the runs that stopped longer ago than a duration")
     add_address(gc)
-    gc.add_argument(
-        "--older-than", required=True, type=duration, metavar="AGE", help="e.g. 30d, 12h, 1w2d (s, m, h, d, w)"
+    when = gc.add_mutually_exclusive_group(required=True)
+    when.add_argument("--older-than", type=duration, metavar="AGE", help="e.g. 30d, 12h, 1w2d (s, m, h, d, w)")
+    when.add_argument(
+        "--stopped-before", type=moment, metavar="TIME", help="an ISO 8601 time with its zone, e.g. 2026-11-01T00:00Z"
     )
     gc.add_argument(
         "--label", action="append", default=[], type=label, metavar="KEY=VALUE", help="only runs with label"
@@ -84,6 +86,17 @@ def duration(text: str) -> datetime.timedelta:
     if seconds <= 0:
         raise argparse.ArgumentTypeError(f"the duration must be more than 0, got {text!r}")
     return datetime.timedelta(seconds=seconds)
+
+
+def moment(text: str) -> datetime.datetime:
+    """An ISO 8601 time that names its zone (``Z`` or an offset): a deletion cutoff is never guessed."""
+    try:
+        value = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an ISO 8601 time like 2026-11-01T00:00Z, got {text!r}") from None
+    if value.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"the time must name its zone (Z or +01:00), got {text!r}")
+    return value
 
 
 # --- watching -----------------------------------------------------------------
@@ -201,7 +214,7 @@ def runs_delete(args: argparse.Namespace) -> int:
 
 
 def gc_runs(args: argparse.Namespace) -> int:
-    cutoff = datetime.datetime.now(datetime.UTC) - args.older_than
+    cutoff = args.stopped_before or datetime.datetime.now(datetime.UTC) - args.older_than
     when = cutoff.isoformat(timespec="seconds")
     with client_of(args) as client:
         # Listed whole before deleting: deleting while paging would move the pages under the listing.
