@@ -60,6 +60,14 @@ class RunDeleter:
             self._events.deleted(run_id)
         return Deletion(tombstone.last_seq, deleted)
 
+    # RunListener (``run_events.py``): a run deleted through another replica is forgotten here too.
+
+    def stored(self, run_id: str, last_seq: int) -> None:
+        pass
+
+    def deleted(self, run_id: str) -> None:
+        self._forget(run_id)
+
     def _forget(self, run_id: str) -> None:
         self._listing.forget(run_id)
         self._handles.forget_corrupt(run_id)

@@ -127,6 +127,7 @@ class Runs:
         self.events = RunEvents()
         """Told of every acknowledged write, after it is durable: what Watch and WatchRuns wait on."""
         self._deleter = RunDeleter(backend, self._handles, self._listing, self._past_states, self.events)
+        self.events.listen(self._deleter)  # a deletion through another replica forgets the run here too
         self.events.listen(self._listing.upkeep)  # the listing index hears of every write as it is announced
 
     async def start(self) -> None:

@@ -12,6 +12,8 @@ operator scope are here too.
 from __future__ import annotations
 
 import secrets
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -25,6 +27,7 @@ from tests.api.conftest import BACKENDS
 from tests.api.rpc import error_info, new_run_id, reason
 from tests.api.test_operator_scope import bearer, token_file
 from tests.conftest import new_stream_target
+from tests.nats_server import NatsServer
 from tests.servers import ServerProcess
 from tests.support import builders as b
 
@@ -66,12 +69,15 @@ def store(request: pytest.FixtureRequest, tmp_path: Path, server_factory: Callab
 
 
 def written_run(stub: JournalStub, canary: str) -> tuple[str, records_pb2.JournalRecord, int]:
-    """A run holding ``canary`` in a note and in a three-record batch; its id, meta and last seq."""
+    """A run holding ``canary`` in its labels, a note and a batch ending in a terminal; its id, meta and last seq.
+
+    The labels and the terminal message are what a listing keeps of a run (its persisted index too).
+    """
     run_id = new_run_id("doomed")
-    meta = b.meta(run_id=run_id)
+    meta = b.meta(run_id=run_id, labels={"secret": canary})
     stub.Append(pb.AppendRequest(run_id=run_id, claim_token=1, record=meta))
     stub.Append(pb.AppendRequest(run_id=run_id, claim_token=1, record=b.note(2, f"secret {canary}")))
-    batch = [b.assistant(3, 1, ["c1"], say=canary), b.result(4, "c1", canary), b.terminal(5)]
+    batch = [b.assistant(3, 1, ["c1"], say=canary), b.result(4, "c1", canary), b.terminal(5, message=canary)]
     stub.AppendBatch(pb.AppendBatchRequest(run_id=run_id, claim_token=1, records=batch))
     return run_id, meta, 5
 
@@ -215,3 +221,66 @@ def test_deleted_task_is_refused_everywhere_and_leaves_no_canary(store: Store) -
         assert task_id not in {task.task_id for task in tasks.ListTasks(tpb.ListTasksRequest(page_size=1000)).tasks}
         err = refusal(lambda: tasks.DeleteTask(tpb.DeleteTaskRequest(task_id=new_run_id("never"))))
         assert reason(err) == "TASK_NOT_FOUND"
+
+
+def _migrate(source: str, target: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "runjournal_server.cli", "migrate", "--from", source, "--to", target],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_a_deleted_run_never_reappears_through_migrate(
+    server_factory: Callable[..., ServerProcess], tmp_path: Path, nats_server: NatsServer
+) -> None:
+    canary = secrets.token_urlsafe(24)
+    source = server_factory(tmp_path / "source")
+    with grpc.insecure_channel(source.address) as channel:
+        stub = JournalStub(channel)
+        kept, _, _ = written_run(stub, "kept")
+        doomed, meta, last_seq = written_run(stub, canary)
+    assert source.stop() == 0
+    stream = new_stream_target()
+    spec = f"jetstream:{nats_server.url}/{stream.name}?prefix={stream.prefix}"
+    _migrate(f"file:{source.data_dir}", spec + "&create=1")  # both runs reach the stream
+    assert canaries_under(nats_server.store_dir, canary) >= 3
+    source.start()
+    with grpc.insecure_channel(source.address) as channel:
+        JournalStub(channel).DeleteRun(pb.DeleteRunRequest(run_id=doomed, expected_last_seq=last_seq))
+    assert source.stop() == 0
+    out = _migrate(f"file:{source.data_dir}", spec)  # the tombstone follows, and the copy goes
+    assert "tombstones: 1 migrated" in out
+    assert canaries_under(nats_server.store_dir, canary) == 0
+    back = tmp_path / "back"
+    back.mkdir()
+    out = _migrate(spec, f"file:{back}")
+    assert "runs: 1 migrated" in out and "tombstones: 1 migrated" in out
+    assert canaries_under(back, canary) == 0
+    for server in (server_factory(back), server_factory(tmp_path / "unused", *stream.server_args(nats_server.url))):
+        with grpc.insecure_channel(server.address) as channel:
+            stub = JournalStub(channel)
+            assert_deleted_everywhere(stub, doomed, meta, last_seq)
+            assert stub.Fold(pb.FoldRequest(run_id=kept)).state.last_seq == 5
+
+
+def canaries_under(root: Path, canary: str) -> int:
+    return sum(path.read_bytes().count(canary.encode()) for path in root.rglob("*") if path.is_file())
+
+
+def test_a_run_deleted_through_one_replica_is_deleted_on_another_that_held_it(
+    server_factory: Callable[..., ServerProcess], tmp_path: Path, nats_server: NatsServer
+) -> None:
+    stream = new_stream_target()
+    one = server_factory(tmp_path / "one", *stream.server_args(nats_server.url))
+    other = server_factory(tmp_path / "other", *stream.server_args(nats_server.url))
+    with grpc.insecure_channel(one.address) as a, grpc.insecure_channel(other.address) as c:
+        deleter, holder = JournalStub(a), JournalStub(c)
+        run_id, meta, last_seq = written_run(holder, "held")  # the other replica holds it warm
+        assert holder.Fold(pb.FoldRequest(run_id=run_id)).state.last_seq == last_seq
+        assert deleter.DeleteRun(pb.DeleteRunRequest(run_id=run_id, expected_last_seq=last_seq)).deleted
+        assert_deleted_everywhere(holder, run_id, meta, last_seq)

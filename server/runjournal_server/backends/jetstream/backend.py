@@ -67,11 +67,13 @@ from runjournal_server.backends.jetstream.reading import StreamReader
 from runjournal_server.backends.jetstream.staging import StagedCreation, needs_staging
 from runjournal_server.backends.jetstream.tasks import JetStreamTaskStore
 from runjournal_server.backends.jetstream.tombstones import StreamTombstones
+from runjournal_server.backends.jetstream.tombstones import decode as decode_tombstone
 from runjournal_server.core import records
 from runjournal_server.core.ids import validate_run_id
 from runjournal_server.core.records import StoredRecord
 from runjournal_server.errors import (
     CorruptJournalError,
+    RunDeletedError,
     RunExistsError,
     RunNotFoundError,
     StorageFullError,
@@ -354,7 +356,20 @@ class JetStreamBackend(Backend):
         return await self._found(run_id, self._reader.walk_back(run_id, walk))
 
     async def meta(self, run_id: str) -> StoredRecord:
-        return await self._found(run_id, self._reader.meta(run_id))
+        """The meta alone, read with the tombstone subject in the same round trip.
+
+        The meta is erased last (``tombstones.py``), so a deletion a crash
+        cut short still has it: the tombstone beside it says the run is gone.
+        """
+        validate_run_id(run_id)
+        message, tombstone = await self._reader.read(
+            run_id, [self._layout.subject(run_id, 1), self._layout.tombstone(run_id)]
+        )
+        if tombstone is not None:
+            raise RunDeletedError(run_id, decode_tombstone(run_id, tombstone).last_seq)
+        if message is None:
+            raise RunNotFoundError(run_id)
+        return self._reader.decode(run_id, 1, message)
 
     async def stream(self, run_id: str, from_seq: int) -> AsyncGenerator[StoredRecord, None]:
         try:

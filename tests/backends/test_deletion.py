@@ -1,0 +1,114 @@
+"""The deletion contract (``Backend.delete_run``, tombstones) kept the same by both backends.
+
+After a deletion every reader and writer of the run answers RUN_DELETED, the
+listing leaves it out, deleting again answers the tombstone, and a migrated
+tombstone keeps a run id that was never created here from being created. A
+JetStream deletion interrupted between its tombstone and its erasure is
+finished by the next replica that starts.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from runjournal_server.backends.base import Backend, Tombstone
+from runjournal_server.backends.jetstream import JetStreamBackend
+from runjournal_server.core.records import StoredRecord, encode
+from runjournal_server.core.summary import is_inert
+from runjournal_server.errors import LastSeqMismatchError, RunDeletedError, RunExistsError, RunNotFoundError
+from tests.conftest import StreamTarget
+from tests.nats_server import NatsServer
+from tests.support import builders as b
+from tests.support.raw_nats import RawNats, backend_for
+
+
+@pytest.fixture(params=["file", "jetstream"])
+def backend(request: pytest.FixtureRequest) -> Backend:
+    return request.getfixturevalue(f"{request.param}_backend")  # type: ignore[no-any-return]
+
+
+def _records(run_id: str) -> list[StoredRecord]:
+    return [encode(r) for r in (b.meta(run_id=run_id), b.note(2, "x"), b.note(3, "y"))]
+
+
+async def _create(backend: Backend, run_id: str) -> list[StoredRecord]:
+    stored = _records(run_id)
+    journal = await backend.create_journal(run_id, stored[0], stored[1:])
+    await journal.close()
+    return stored
+
+
+async def _assert_deleted(backend: Backend, run_id: str, last_seq: int) -> None:
+    meta = _records(run_id)[0]
+    reads = {
+        "load": backend.load(run_id),
+        "open_journal": backend.open_journal(run_id),
+        "ends": backend.ends(run_id, is_inert),
+        "tail": backend.tail(run_id, lambda stored: False),
+        "meta": backend.meta(run_id),
+        "create_journal": backend.create_journal(run_id, meta),
+    }
+    for name, call in reads.items():
+        with pytest.raises(RunDeletedError) as refused:
+            await call
+        assert refused.value.typed_metadata["last_seq"] == last_seq, name
+    with pytest.raises(RunDeletedError):
+        async for _ in backend.stream(run_id, 1):
+            pass
+    assert run_id not in await backend.list_run_ids()
+
+
+async def test_a_deleted_run_is_run_deleted_for_every_reader_and_writer(backend: Backend) -> None:
+    await _create(backend, "gone")
+    await _create(backend, "stays")
+    tombstone, deleted = await backend.delete_run("gone", 3)
+    assert deleted and (tombstone.run_id, tombstone.last_seq) == ("gone", 3)
+    await _assert_deleted(backend, "gone", 3)
+    assert await backend.list_run_ids() == ["stays"]
+    assert [t.run_id for t in await backend.tombstones()] == ["gone"]
+    again, deleted_again = await backend.delete_run("gone", 1)
+    assert not deleted_again and again == tombstone
+
+
+async def test_a_wrong_last_seq_or_a_missing_run_deletes_nothing(backend: Backend) -> None:
+    stored = await _create(backend, "moved")
+    with pytest.raises(LastSeqMismatchError) as refused:
+        await backend.delete_run("moved", 2)
+    assert refused.value.typed_metadata["last_seq"] == 3
+    assert [r.line for r in await backend.load("moved")] == [r.line for r in stored]
+    assert await backend.tombstone("moved") is None
+    with pytest.raises(RunNotFoundError):
+        await backend.delete_run("never", 1)
+    assert await backend.tombstones() == []
+
+
+async def test_a_kept_tombstone_bars_the_id_and_never_replaces_a_run(backend: Backend) -> None:
+    await backend.keep_tombstone(Tombstone("migrated", 7, 1_700_000_000.0))
+    await backend.keep_tombstone(Tombstone("migrated", 7, 1_700_000_000.0))  # idempotent
+    await _assert_deleted(backend, "migrated", 7)
+    await _create(backend, "present")
+    with pytest.raises(RunExistsError):
+        await backend.keep_tombstone(Tombstone("present", 3, 1_700_000_000.0))
+    assert len(await backend.load("present")) == 3
+
+
+async def test_a_jetstream_deletion_cut_before_its_erasure_is_finished_by_the_next_start(
+    jetstream_backend: JetStreamBackend, nats_server: NatsServer, nats_stream: StreamTarget, raw: RawNats
+) -> None:
+    await _create(jetstream_backend, "half")
+
+    async def crash(run_id: str) -> None:
+        raise ConnectionError("the process died here")
+
+    jetstream_backend._tombstones.erase = crash  # type: ignore[method-assign]
+    with pytest.raises(ConnectionError):
+        await jetstream_backend.delete_run("half", 3)
+    assert await raw.count(nats_stream.name, f"{nats_stream.prefix}.half.>") == 4  # three records, the tombstone
+    await _assert_deleted(jetstream_backend, "half", 3)
+    replica = backend_for(nats_server.url, nats_stream)
+    await replica.start()
+    try:
+        assert await raw.count(nats_stream.name, f"{nats_stream.prefix}.half.>") == 1  # only the tombstone
+        await _assert_deleted(replica, "half", 3)
+    finally:
+        await replica.close()
