@@ -8,6 +8,7 @@ have left them.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -16,8 +17,9 @@ from runjournal_server.backends.jetstream.config import MAX_ATOMIC_BATCH
 from runjournal_server.core.records import StoredRecord, encode
 from runjournal_server.errors import RunExistsError, RunNotFoundError
 from tests.backends.conftest import StreamTarget
+from tests.nats_server import AckDroppingProxy, NatsServer
 from tests.support import builders as b
-from tests.support.raw_nats import RawNats
+from tests.support.raw_nats import RawNats, backend_for
 
 pytestmark = pytest.mark.jetstream
 
@@ -82,3 +84,31 @@ async def test_of_two_staged_creations_of_one_run_exactly_one_lands_whole(
     assert isinstance(outcomes[1 - winners[0]], RunExistsError), outcomes
     expected = (first, second)[winners[0]]
     assert [stored.line for stored in await jetstream_backend.load(RUN)] == [stored.line for stored in expected]
+
+
+@pytest.fixture
+async def proxied(
+    nats_server: NatsServer, nats_stream: StreamTarget, jetstream_backend: JetStreamBackend
+) -> AsyncIterator[tuple[AckDroppingProxy, JetStreamBackend]]:
+    """A second backend on the stream (``jetstream_backend`` made it), through a proxy that can lose one ack."""
+    proxy = await AckDroppingProxy(nats_server.port).start()
+    backend = backend_for(proxy.url, nats_stream, request_timeout_seconds=2.0)
+    await backend.start()
+    yield proxy, backend
+    await backend.close()
+    await proxy.close()
+
+
+@pytest.mark.parametrize("lost", [1001, RECORDS], ids=["a stage", "the commit"])
+async def test_a_lost_ack_of_a_stage_or_of_the_commit_is_settled_by_reading_it_back(
+    proxied: tuple[AckDroppingProxy, JetStreamBackend], raw: RawNats, nats_stream: StreamTarget, lost: int
+) -> None:
+    proxy, backend = proxied
+    batch = creation()
+    subject = f"{nats_stream.prefix}.{RUN}.{lost}"  # the last message of its batch: the one answered
+    proxy.drop_reply_to(subject)
+    journal = await backend.create_journal(RUN, batch[0], batch[1:])
+    assert proxy.dropped == [subject]
+    assert journal.last_seq == RECORDS
+    assert [stored.line for stored in await backend.load(RUN)] == [stored.line for stored in batch]
+    assert await raw.count(nats_stream.name, f"{nats_stream.prefix}.{RUN}.>") == RECORDS
