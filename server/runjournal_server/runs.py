@@ -49,6 +49,7 @@ from runjournal_server.core.schema import validate_payload
 from runjournal_server.core.sequence import BatchOutcome, decide_batch
 from runjournal_server.deleting import Deletion, RunDeleter
 from runjournal_server.errors import (
+    CorruptJournalError,
     InvalidArgumentError,
     InvalidRecordError,
     ResumeRefusedError,
@@ -527,6 +528,31 @@ class Runs:
             raise InvalidArgumentError("from_seq", "must be >= 0")
         source = self._backend.stream(run_id, from_seq)
         return RecordReader(run_id, source, self._acknowledged, self._handles.note_corrupt)
+
+    async def read_recent(self, run_id: str, after_seq: int, max_bytes: int) -> list[records.StoredRecord] | None:
+        """The acknowledged records after ``after_seq``, in order, read backward from the run's end; None when
+        they hold more than about ``max_bytes`` (then ``read`` them forward, a chunk at a time).
+
+        For a watcher a few records behind: a read back from the end costs what
+        was appended since, where a forward read from a seq may first scan the
+        journal up to it (the file backend counts its lines).
+        """
+        validate_run_id(run_id)
+        held = 0
+
+        def reached(stored: records.StoredRecord) -> bool:
+            nonlocal held
+            held += len(stored.line)
+            return stored.seq <= after_seq + 1 or held > max_bytes
+
+        try:
+            found = await self._backend.tail(run_id, reached)
+        except CorruptJournalError as err:
+            self._handles.note_corrupt(err)
+            raise
+        if found[0].seq > after_seq + 1:
+            return None  # stopped by the size bound, short of after_seq
+        return [stored for stored in found if stored.seq > after_seq and self._acknowledged(run_id, stored.seq)]
 
     def _acknowledged(self, run_id: str, seq: int) -> bool:
         """False for a record this server is writing right now (stored, not yet acknowledged).
