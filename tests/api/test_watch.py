@@ -149,6 +149,26 @@ def test_watch_after_a_seq_the_run_never_had_is_invalid_argument(stub: JournalSt
     assert error_info(err).metadata["field"] == "after_seq"
 
 
+def test_watch_of_a_damaged_journal_is_corrupt_journal(
+    server_factory: Callable[..., ServerProcess], tmp_path: Path
+) -> None:
+    """A flipped bit inside a string still parses: the checksum finds it, and Watch refuses like Read."""
+    server = server_factory(tmp_path / "data")
+    run_id = new_run_id("watch")
+    with grpc.insecure_channel(server.address) as channel:
+        create(JournalStub(channel), run_id, notes=2)
+    server.stop()
+    path = tmp_path / "data" / f"{run_id}.jsonl"
+    raw = bytearray(path.read_bytes())
+    raw[raw.index(b"progress", raw.index(b"\n") + 1)] ^= 0x01  # in line 2 of 3: damage, not a torn tail
+    path.write_bytes(bytes(raw))
+    server = server_factory(tmp_path / "data")
+    with grpc.insecure_channel(server.address) as channel:
+        err = refusal(lambda: list(JournalStub(channel).Watch(pb.WatchRequest(run_id=run_id))))
+    assert err.code() == grpc.StatusCode.DATA_LOSS
+    assert reason(err) == "CORRUPT_JOURNAL"
+
+
 def test_two_watchers_of_one_run_each_get_every_record_once(stub: JournalStub) -> None:
     run_id = new_run_id("watch")
     create(stub, run_id)
