@@ -36,6 +36,7 @@ from runjournal_server.backends.file.files import (
     same_file,
     write_all,
 )
+from runjournal_server.backends.file.group_commit import GroupCommitter
 from runjournal_server.backends.file.intent import (
     INTENT_BYTES,
     Intent,
@@ -84,6 +85,7 @@ class FileBackend(Backend):
         self._executor = executor
         self._journals: set[FileJournal] = set()
         self._journals_mutex = threading.Lock()
+        self._committer = GroupCommitter(self._dir, executor)
         self._tombstones = Tombstones(self._dir)
 
     @property
@@ -97,6 +99,7 @@ class FileBackend(Backend):
         with self._journals_mutex:
             journals = list(self._journals)
         await asyncio.gather(*(journal.close() for journal in journals))
+        await self._run(self._committer.close_sync)
 
     async def _create_exclusive(self, run_id: str, batch: list[StoredRecord]) -> FileJournal:
         """Create the run with its whole creation batch; see ``_create_sync`` for how two creators are kept apart."""
@@ -297,6 +300,7 @@ class FileBackend(Backend):
             fd, probe = tempfile.mkstemp(dir=self._dir, prefix=".write-probe-")
             os.close(fd)
             os.unlink(probe)
+            self._committer.start_sync()  # replays a dead process's commit log before any journal is read
         except OSError as err:
             raise StorageUnavailableError(
                 None, f"the data directory {self._dir} is not a writable directory ({err.strerror or err})"

@@ -72,6 +72,11 @@ def write_all(fd: int, data: bytes, offset: int) -> None:
         done += written
 
 
+def sync(fd: int) -> None:
+    """fsync ``fd``: the commit log's syncs go through here, so fault injection into this module's ``os`` sees them."""
+    os.fsync(fd)
+
+
 def read_all(fd: int) -> bytes:
     """The whole file, read to its end (it may grow while we read)."""
     parts = []

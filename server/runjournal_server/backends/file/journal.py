@@ -1,10 +1,15 @@
 """A journal file open for writing, under its held lock: appends, rollback, the duplicate check's read.
 
-Each record is one stored line from ``records.py`` plus ``\\n``, written and
-fsynced before it is acknowledged. Before an append is acknowledged the held
-journal must still be the file at its path (one ``lstat``), else the handle is
-poisoned: records written to a file that was replaced or unlinked would be
-lost on the next open.
+Each record is one stored line from ``records.py`` plus ``\\n``, written into
+the journal and made durable before it is acknowledged: by the one fsync of
+the commit log that its group shares (``group_commit.py``), which keeps the
+same bytes for this offset until the journal itself is fsynced. The first
+append through a handle also fsyncs the journal: bytes another writer left
+there unsynced (a process killed before its sync) are what the new record
+follows, and no log of ours holds them. Before an append is acknowledged the
+held journal must still be the file at its path (one ``lstat``), else the
+handle is poisoned: records written to a file that was replaced or unlinked
+would be lost on the next open.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn
 
 from runjournal_server.backends.base import Journal, decode_at
+from runjournal_server.backends.file.commit_log import Entry, meta_digest
 from runjournal_server.backends.file.files import os_errors, storage_error, write_all
 from runjournal_server.backends.file.intent import Intent, blank, declare
 from runjournal_server.backends.file.reading import Scan
@@ -25,6 +31,7 @@ from runjournal_server.errors import CorruptJournalError, StorageUnavailableErro
 
 if TYPE_CHECKING:
     from runjournal_server.backends.file.backend import FileBackend
+    from runjournal_server.backends.file.group_commit import SyncCounts
 
 log = logging.getLogger(__name__)
 
@@ -65,13 +72,18 @@ class FileJournal(Journal):
         """An intent is only as durable as the lock file's name: a lock file never synced into the
         directory (made by an open of a journal that came without one) could vanish in a power cut."""
         self._mutex = threading.Lock()
+        self._meta = meta_digest(scan.records[0].line)
+        """Names this incarnation of the run in the commit log's entries."""
+        self._synced = False
+        """True once this handle fsynced the journal (see the module docstring)."""
+        self._pending_intent: Intent | None = None
 
     @property
     def last_seq(self) -> int:
         return len(self._starts)
 
     async def _store(self, batch: list[StoredRecord]) -> None:
-        await self._backend._run(self._append_sync, batch)
+        await self._backend._committer.commit(self, batch)
 
     async def _read_line(self, seq: int) -> StoredRecord:
         return await self._backend._run(self._stored_line_sync, seq)
@@ -79,28 +91,51 @@ class FileJournal(Journal):
     async def close(self) -> None:
         await self._backend._run(self._close_sync)
 
-    def _append_sync(self, batch: list[StoredRecord]) -> None:
-        with self._mutex:
-            self._check_append(batch)  # again, under the mutex: a cancelled caller's write may have run meanwhile
-            check_lines(self.run_id, batch)
-            data = b"".join(stored.line + b"\n" for stored in batch)
-            # One line needs no intent: a cut single line is a torn tail already.
-            intent = Intent(batch[0].seq, len(batch), self._end, self._end + len(data)) if len(batch) > 1 else None
-            try:
-                self._prepare_intent(intent)
-                write_all(self._fd, data, self._end)
+    # The three steps of an append in a group, run by the group's drain under ``_mutex``.
+
+    def _write_for_group(self, batch: list[StoredRecord], counts: SyncCounts, *, alone: bool) -> Entry | None:
+        """Write ``batch`` after the last line; the commit log entry that will make it durable.
+
+        None when the lines are durable already: the journal was fsynced
+        itself, as it is when the group holds it ``alone`` (one fsync either
+        way, and the log would cost a second file) and on a handle's first
+        append (see the module docstring).
+        """
+        self._check_append(batch)  # again, under the mutex: a cancelled caller's write may have run meanwhile
+        check_lines(self.run_id, batch)
+        data = b"".join(stored.line + b"\n" for stored in batch)
+        # One line needs no intent: a cut single line is a torn tail already.
+        intent = Intent(batch[0].seq, len(batch), self._end, self._end + len(data)) if len(batch) > 1 else None
+        sync_here = alone or not self._synced
+        try:
+            self._prepare_intent(intent)
+            write_all(self._fd, data, self._end)
+            if sync_here:
                 os.fsync(self._fd)
-            except OSError as err:
-                self._roll_back(err, stale_intent=intent is not None or self._intent_stale)
-            self._check_still_at_path()
-            if intent is not None:
-                with contextlib.suppress(OSError):
-                    blank(self._lock_fd, durable=False)  # the batch is whole: its intent means nothing now
-            # Advance only now that the lines are durable, so a failed write is
-            # re-appended at the same seq instead of being lost.
-            for stored in batch:
-                self._starts.append(self._end)
-                self._end += len(stored.line) + 1
+                counts.journal_syncs += 1
+                self._synced = True
+        except OSError as err:
+            self._roll_back(err, stale_intent=intent is not None or self._intent_stale)
+        self._pending_intent = intent
+        return None if sync_here else Entry(self.run_id, self._meta, self._end, data)
+
+    def _undo_group_write(self, err: OSError) -> NoReturn:
+        """The group's log sync failed: cut the written lines away again (or poison), and raise."""
+        intent, self._pending_intent = self._pending_intent, None
+        self._roll_back(err, stale_intent=intent is not None or self._intent_stale)
+
+    def _finish_group_write(self, batch: list[StoredRecord]) -> None:
+        """The group's log entry is durable: check the file is still ours, then advance."""
+        intent, self._pending_intent = self._pending_intent, None
+        self._check_still_at_path()
+        if intent is not None:
+            with contextlib.suppress(OSError):
+                blank(self._lock_fd, durable=False)  # the batch is whole: its intent means nothing now
+        # Advance only now that the lines are durable, so a failed write is
+        # re-appended at the same seq instead of being lost.
+        for stored in batch:
+            self._starts.append(self._end)
+            self._end += len(stored.line) + 1
 
     def _prepare_intent(self, intent: Intent | None) -> None:
         """Declare the batch's intent, or blank a stale one durably, before any line is written."""
@@ -177,7 +212,8 @@ class FileJournal(Journal):
                 return
             self._closed = True
             try:
-                # Every acknowledged line was fsynced, so a failing close loses nothing.
+                # What only the commit log made durable is fsynced here, before the descriptor goes.
+                self._backend._committer.journal_closing(self)
                 with contextlib.suppress(OSError):
                     os.close(self._fd)
             finally:
