@@ -14,6 +14,8 @@ from pathlib import Path
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc as pb_grpc
@@ -116,6 +118,25 @@ def test_watch_after_a_seq_resumes_there_and_after_the_last_seq_sends_only_caugh
         assert take(call, 1) == [("caught_up", 5)]
         append_notes(stub, run_id, 6, 1)
         assert take(call, 1) == [("record", 6)]
+    finally:
+        call.cancel()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(stored=st.integers(min_value=0, max_value=12), data=st.data())
+def test_watch_from_any_seq_sends_exactly_the_records_after_it_then_caught_up_at_the_head(
+    stub: JournalStub, stored: int, data: st.DataObject
+) -> None:
+    """For every run length and every seq a client may have seen (0 to the head): the rest, once, in order."""
+    run_id = new_run_id("watch")
+    last = create(stub, run_id, notes=stored)
+    after = data.draw(st.integers(min_value=0, max_value=last), label="after_seq")
+    call = stub.Watch(pb.WatchRequest(run_id=run_id, after_seq=after))
+    try:
+        expected = [("record", seq) for seq in range(after + 1, last + 1)] + [("caught_up", last)]
+        assert take(call, len(expected)) == expected
+        append_notes(stub, run_id, last + 1, 1)
+        assert take(call, 1) == [("record", last + 1)]
     finally:
         call.cancel()
 

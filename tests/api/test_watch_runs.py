@@ -223,3 +223,17 @@ def test_a_deleted_run_is_sent_as_left_deleted(stub: JournalStub, label: dict[st
         assert next_left(call) == pb.RunLeft(run_id=run_id, deleted=True)
     finally:
         call.cancel()
+
+
+def test_a_fork_appears_to_a_watch_of_its_parents_forks(stub: JournalStub, label: dict[str, str]) -> None:
+    source = new_run_id("wr")
+    create(stub, source, label, b.note(2), b.note(3))
+    call = stub.WatchRuns(pb.WatchRunsRequest(parent_run_id=source))
+    try:
+        assert caught_up(call) == []
+        fork = new_run_id("wr")
+        stub.ForkRun(pb.ForkRunRequest(run_id=source, at_seq=2, new_run_id=fork))
+        summary = next_run(call)
+        assert (summary.run_id, summary.parent_run_id, summary.last_seq) == (fork, source, 2)
+    finally:
+        call.cancel()
