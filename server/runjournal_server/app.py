@@ -315,6 +315,7 @@ async def serve(
             with contextlib.suppress(asyncio.CancelledError):
                 await retention
         await health_servicer.enter_graceful_shutdown()
+        runs.events.close()  # watch streams never end by themselves: end them now, to be resumed elsewhere
         await server.stop(config.shutdown_grace_seconds)
         await runs.close()
         await backend.close()

@@ -35,13 +35,24 @@ class RunListener(Protocol):
     def deleted(self, run_id: str) -> None: ...
 
 
+class EventsClosedError(Exception):
+    """The server is shutting down: a watcher ends now, so that its client watches again elsewhere.
+
+    Not a refusal (nothing is wrong with the request): the stream ends
+    UNAVAILABLE without a reason, which clients treat as a transport failure
+    and resume from the last item they received, instead of the watch holding
+    the shutdown for its whole grace period and then being cut.
+    """
+
+
 class RunChannel:
-    """The news of one run: its last acknowledged seq and whether it was deleted."""
+    """The news of one run: its last acknowledged seq, whether it was deleted, whether the news closed."""
 
     def __init__(self, run_id: str) -> None:
         self.run_id = run_id
         self.last_seq = 0
         self.deleted = False
+        self.closed = False
         self._moved = asyncio.Event()
 
     def _tell(self, last_seq: int, *, deleted: bool = False) -> None:
@@ -52,9 +63,13 @@ class RunChannel:
         self._moved.set()
         self._moved = asyncio.Event()
 
+    def _close(self) -> None:
+        self.closed = True
+        self._moved.set()
+
     async def wait_past(self, seq: int) -> None:
-        """Return once the run's last seq is past ``seq``, or it was deleted."""
-        while self.last_seq <= seq and not self.deleted:
+        """Return once the run's last seq is past ``seq``, or it was deleted, or the news closed."""
+        while self.last_seq <= seq and not self.deleted and not self.closed:
             await self._moved.wait()
 
 
@@ -64,16 +79,26 @@ class ChangedRuns:
     def __init__(self) -> None:
         self._changed: dict[str, None] = {}  # insertion-ordered set
         self._event = asyncio.Event()
+        self.closed = False
 
     def _add(self, run_id: str) -> None:
         self._changed[run_id] = None
         self._event.set()
 
+    def _close(self) -> None:
+        self.closed = True
+        self._event.set()
+
     async def next(self) -> list[str]:
-        """The runs changed since the last call, in the order they first changed; waits for at least one."""
-        while not self._changed:
+        """The runs changed since the last call, in the order they first changed; waits for at least one.
+
+        Raises ``EventsClosedError`` once the news is closed.
+        """
+        while not self._changed and not self.closed:
             self._event.clear()
             await self._event.wait()
+        if self.closed:
+            raise EventsClosedError
         changed = list(self._changed)
         self._changed.clear()
         return changed
@@ -87,6 +112,8 @@ class RunEvents:
         self._channels: weakref.WeakValueDictionary[str, RunChannel] = weakref.WeakValueDictionary()
         self._everything: set[ChangedRuns] = set()
         self._listeners: list[RunListener] = []
+        self.closed = False
+        """True once ``close`` ran: every wait returns at once and ends its watcher."""
 
     def listen(self, listener: RunListener) -> None:
         """Tell ``listener`` of every write and deletion too, synchronously (the listing index)."""
@@ -119,17 +146,29 @@ class RunEvents:
         if channel is None:
             channel = RunChannel(run_id)
             self._channels[run_id] = channel
+            if self.closed:
+                channel._close()
         yield channel
 
     @contextmanager
     def watch_all(self) -> Iterator[ChangedRuns]:
         """The changed-runs set of one WatchRuns stream, for as long as the ``with`` block holds it."""
         changed = ChangedRuns()
+        if self.closed:
+            changed._close()
         self._everything.add(changed)
         try:
             yield changed
         finally:
             self._everything.discard(changed)
+
+    def close(self) -> None:
+        """End every watcher with ``EventsClosedError`` (at shutdown, before gRPC's grace period begins)."""
+        self.closed = True
+        for channel in list(self._channels.values()):
+            channel._close()
+        for changed in self._everything:
+            changed._close()
 
     @property
     def watched_runs(self) -> int:

@@ -29,6 +29,7 @@ from runjournal_server.auth import ANY_SCOPE, UNRESTRICTED, Access, Scope, Token
 from runjournal_server.errors import InvalidArgumentError, JournalError, Reason
 from runjournal_server.listing import RunFilter
 from runjournal_server.observing import NO_OBSERVER, Observer
+from runjournal_server.run_events import EventsClosedError
 from runjournal_server.runs import RecordReader, Runs
 from runjournal_server.status import to_status
 from runjournal_server.tasks import Tasks
@@ -71,6 +72,10 @@ def _unary(
 _READS = ANY_SCOPE
 _WRITES = frozenset({Scope.WORKER})
 _DECIDES = frozenset({Scope.OPERATOR})
+
+
+SHUTTING_DOWN = "the server is shutting down: watch again (from the last seq received) through another server"
+"""Ends Watch and WatchRuns streams at shutdown: UNAVAILABLE without a reason, which clients resume."""
 
 
 @dataclass(frozen=True)
@@ -281,6 +286,8 @@ class JournalServicer(_Authorizing, pb_grpc.JournalServiceServicer):
                         yield item
         except JournalError as err:
             await context.abort_with_status(to_status(err))
+        except EventsClosedError:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN)
         except Exception:
             log.exception("unexpected failure in Watch")
             await context.abort(grpc.StatusCode.INTERNAL, "internal error; see the server log")
@@ -304,6 +311,8 @@ class JournalServicer(_Authorizing, pb_grpc.JournalServiceServicer):
                         yield item
         except JournalError as err:
             await context.abort_with_status(to_status(err))
+        except EventsClosedError:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN)
         except Exception:
             log.exception("unexpected failure in WatchRuns")
             await context.abort(grpc.StatusCode.INTERNAL, "internal error; see the server log")

@@ -27,7 +27,7 @@ from runjournal_server.core.ids import validate_run_id
 from runjournal_server.core.records import StoredRecord
 from runjournal_server.errors import InvalidArgumentError, RunDeletedError, RunNotFoundError
 from runjournal_server.listing import MAX_PAGE_SIZE, RunFilter
-from runjournal_server.run_events import RunChannel
+from runjournal_server.run_events import EventsClosedError, RunChannel
 from runjournal_server.runs import Runs
 
 log = logging.getLogger(__name__)
@@ -128,6 +128,8 @@ async def _news_past(channel: RunChannel, sent: int) -> None:
     await channel.wait_past(sent)
     if channel.deleted:
         raise RunDeletedError(channel.run_id, sent)
+    if channel.closed:
+        raise EventsClosedError
 
 
 async def _stale_news(channel: RunChannel) -> None:

@@ -290,6 +290,32 @@ def test_watch_outside_the_tokens_prefixes_is_permission_denied(
             call.cancel()
 
 
+# ------------------------------------------------------------------ shutdown
+
+
+@pytest.mark.timeout(60)
+def test_shutdown_ends_watch_streams_unavailable_at_once_for_clients_to_resume(
+    server_factory: Callable[..., ServerProcess], tmp_path: Path
+) -> None:
+    """With a grace period longer than the test's timeout: an open watch must not hold the shutdown for it."""
+    server = server_factory(tmp_path / "data", "--shutdown-grace-seconds", "300")
+    with grpc.insecure_channel(server.address) as channel:
+        stub = JournalStub(channel)
+        run_id = new_run_id("watch")
+        create(stub, run_id)
+        watch = stub.Watch(pb.WatchRequest(run_id=run_id))
+        runs_call = stub.WatchRuns(pb.WatchRunsRequest())
+        assert take(watch, 2) == [("record", 1), ("caught_up", 1)]
+        assert next(runs_call).WhichOneof("event") in ("run", "caught_up")
+        assert server.stop() == 0, server.log()
+        for call in (watch, runs_call):
+            with pytest.raises(grpc.RpcError) as ended:
+                for _ in call:
+                    pass
+            assert ended.value.code() == grpc.StatusCode.UNAVAILABLE
+            assert "shutting down" in (ended.value.details() or "")
+
+
 # ------------------------------------------------------------------ metrics
 
 

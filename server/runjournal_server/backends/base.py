@@ -325,6 +325,7 @@ class Backend(abc.ABC):
         watchers itself: nothing to follow. A store shared by replicas
         (``shared_writers``) overrides this to follow what the others do.
         """
+        return None
 
     health_listener: Callable[[bool], Awaitable[None]] | None = None
     """Told when the store becomes unreachable (False) or reachable again (True),
