@@ -71,4 +71,7 @@ class Retention:
                 await self.tick()
             except JournalError as err:
                 log.warning("retention: the pass failed (%s); trying again in %gs", err.message, interval_seconds)
+            except Exception:
+                # A bug must not end retention for the server's lifetime without a word.
+                log.exception("retention: the pass failed unexpectedly; trying again in %gs", interval_seconds)
             await asyncio.sleep(interval_seconds)

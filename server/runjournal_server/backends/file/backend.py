@@ -436,10 +436,14 @@ class FileBackend(Backend):
             except FileNotFoundError:
                 raise RunNotFoundError(run_id) from None
             cleanup.callback(os.close, fd)
-            scan = scan_journal(run_id, read_all(fd), intent=held_intent(lock_fd))
-            if not scan.records:
-                raise RunNotFoundError(run_id)
-            last_seq = scan.records[-1].seq
+            # The last seq from the end (as ``ends`` reads it), not a scan of a journal about to go.
+            walk = BackwardWalk(lambda _: True, keep_all=False)
+            try:
+                walk_back(run_id, walk, fd, os.fstat(fd).st_size, held_intent(lock_fd))
+            except BackwardDamageError as damage:
+                raise CorruptJournalError(run_id, damage.problem, seq=damage.seq) from damage
+            assert walk.last_seq is not None
+            last_seq = walk.last_seq
             if last_seq != expected_last_seq:
                 raise LastSeqMismatchError(run_id, last_seq, expected_last_seq)
             tombstone = Tombstone(run_id, last_seq, deleted_at)
