@@ -251,3 +251,58 @@ def test_gc_deletes_the_listed_stopped_runs(server: ServerProcess, client: Journ
     for run_id in runs:
         with pytest.raises(RunDeletedError):
             client.fold(run_id)
+
+
+def follow(*args: str) -> subprocess.Popen[str]:
+    """A watching command as a process, its stdout read line by line (it runs until it is stopped)."""
+    env = {k: v for k, v in os.environ.items() if k != "RUNJOURNAL_TOKEN"}
+    return subprocess.Popen(
+        [sys.executable, "-u", "-m", "runjournal", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+
+
+def stop(process: subprocess.Popen[str]) -> None:
+    process.terminate()
+    process.wait(timeout=30)
+
+
+def test_runs_watch_prints_a_record_appended_while_it_follows(server: ServerProcess, client: JournalClient) -> None:
+    run_id = new_id("tail")
+    create(client, run_id, notes=0)
+    process = follow("runs", "watch", run_id, "--address", server.address)
+    try:
+        assert process.stdout is not None and process.stderr is not None
+        assert process.stdout.readline().split()[:2] == ["1", "meta"]
+        # Live from here: what follows was appended after. (gRPC may log its own lines to stderr first.)
+        assert any("caught up at seq 1" in line for line in process.stderr), "runs watch never caught up"
+        client.append(run_id, 1, b.note(2, "appended while watched"))
+        assert process.stdout.readline().rstrip("\n") == "     2 note        appended while watched"
+    finally:
+        stop(process)
+
+
+def test_inbox_watch_shows_a_call_that_waits_then_that_it_no_longer_does(
+    server: ServerProcess, client: JournalClient
+) -> None:
+    label = new_id("inbox")
+    process = follow("inbox", "--watch", "--label", f"suite={label}", "--address", server.address)
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == "nothing waits for a person"  # the inbox as it is, for this label
+        run_id = new_id("waits")
+        client.append_batch(
+            run_id,
+            1,
+            [b.meta(run_id=run_id, labels={"suite": label}), b.assistant(2, 1, ["c1"]), b.deferral(3, "c1")],
+        )
+        joined = process.stdout.readline()
+        assert joined.startswith(f"+ {run_id}") and " c1 " in joined and "answer" in joined
+        client.answer(run_id, "c1", text="done")
+        assert process.stdout.readline().strip() == f"- {run_id} c1: no longer waits"
+    finally:
+        stop(process)
