@@ -45,7 +45,15 @@ from typing import TextIO
 
 from runjournal_server import config as config_module
 from runjournal_server.backends.base import Backend
-from runjournal_server.migrate_copy import Outcome, Progress, Status, migrate_run, migrate_task, migrate_tombstone
+from runjournal_server.migrate_copy import (
+    Outcome,
+    Progress,
+    Status,
+    migrate_run,
+    migrate_task,
+    migrate_task_tombstone,
+    migrate_tombstone,
+)
 from runjournal_server.migrate_endpoints import Endpoint, SpecError, parse_spec
 
 DEFAULT_CONCURRENCY = 16
@@ -138,6 +146,12 @@ async def migrate(source_end: Endpoint, target_end: Endpoint, options: Options, 
                 return await migrate_task(source_tasks, target_tasks, task_id, dry_run=options.dry_run)
 
             outcomes += await _all("tasks", task_ids, one_task, options, err)
+            deleted_tasks = sorted(await source_tasks.deleted_task_ids())
+
+            async def one_task_tombstone(task_id: str) -> Outcome:
+                return await migrate_task_tombstone(target_tasks, task_id, dry_run=options.dry_run)
+
+            outcomes += await _all("task tombstones", deleted_tasks, one_task_tombstone, options, err)
         return outcomes
     finally:
         for backend in reversed(started):
@@ -248,7 +262,7 @@ def main(args: argparse.Namespace) -> int:
             verdict = "not migrated" if outcome.status == Status.FAILED else "skipped"
             print(f"runjournal migrate: {outcome.kind} {outcome.name!r} {verdict}: {outcome.message}", file=sys.stderr)
     prefix = "dry run: " if args.dry_run else ""
-    kinds = ["run", "tombstone"] if options.run_ids else ["run", "tombstone", "task"]
+    kinds = ["run", "tombstone"] if options.run_ids else ["run", "tombstone", "task", "task tombstone"]
     for line in summary(outcomes, kinds=kinds, dry_run=args.dry_run):
         print(prefix + line, flush=True)
     return 1 if any(o.status == Status.FAILED for o in outcomes) else 0

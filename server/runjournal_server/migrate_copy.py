@@ -122,6 +122,15 @@ async def migrate_tombstone(target: Backend, tombstone: Tombstone, *, dry_run: b
     return Outcome("tombstone", run_id, Status.MIGRATED, 1)
 
 
+async def migrate_task_tombstone(target: TaskStore, task_id: str, *, dry_run: bool) -> Outcome:
+    """Copy a deleted task's tombstone; a copy of the task an earlier migration made is deleted with it."""
+    if await target.is_deleted(task_id):
+        return Outcome("task tombstone", task_id, Status.PRESENT)
+    if not dry_run:
+        await target.delete(task_id)
+    return Outcome("task tombstone", task_id, Status.MIGRATED, 1)
+
+
 def _failed(run_id: str, message: str) -> Outcome:
     return Outcome("run", run_id, Status.FAILED, message=message)
 

@@ -244,6 +244,8 @@ def test_a_deleted_run_never_reappears_through_migrate(
         stub = JournalStub(channel)
         kept, _, _ = written_run(stub, "kept")
         doomed, meta, last_seq = written_run(stub, canary)
+        task = tpb.SubmitTaskRequest(task_id="doomed-task", request_json=f'{{"ask": "{canary}"}}')
+        TaskStub(channel).SubmitTask(task)
     assert source.stop() == 0
     stream = new_stream_target()
     spec = f"jetstream:{nats_server.url}/{stream.name}?prefix={stream.prefix}"
@@ -252,9 +254,10 @@ def test_a_deleted_run_never_reappears_through_migrate(
     source.start()
     with grpc.insecure_channel(source.address) as channel:
         JournalStub(channel).DeleteRun(pb.DeleteRunRequest(run_id=doomed, expected_last_seq=last_seq))
+        TaskStub(channel).DeleteTask(tpb.DeleteTaskRequest(task_id="doomed-task"))
     assert source.stop() == 0
-    out = _migrate(f"file:{source.data_dir}", spec)  # the tombstone follows, and the copy goes
-    assert "tombstones: 1 migrated" in out
+    out = _migrate(f"file:{source.data_dir}", spec)  # the tombstones follow, and the copies go
+    assert "\ntombstones: 1 migrated" in out and "task tombstones: 1 migrated" in out
     assert canaries_under(nats_server.store_dir, canary) == 0
     back = tmp_path / "back"
     back.mkdir()
@@ -266,6 +269,8 @@ def test_a_deleted_run_never_reappears_through_migrate(
             stub = JournalStub(channel)
             assert_deleted_everywhere(stub, doomed, meta, last_seq)
             assert stub.Fold(pb.FoldRequest(run_id=kept)).state.last_seq == 5
+            err = refusal(lambda: TaskStub(channel).SubmitTask(task))
+            assert reason(err) == "TASK_DELETED"
 
 
 def canaries_under(root: Path, canary: str) -> int:

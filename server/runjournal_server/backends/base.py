@@ -593,3 +593,7 @@ class TaskStore(abc.ABC):
     @abc.abstractmethod
     async def is_deleted(self, task_id: str) -> bool:
         """True when the task has a tombstone (TASK_DELETED)."""
+
+    @abc.abstractmethod
+    async def deleted_task_ids(self) -> list[str]:
+        """Every task id with a tombstone (unordered): what a migration copies (``delete`` stores one)."""

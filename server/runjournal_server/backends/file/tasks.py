@@ -65,6 +65,9 @@ class FileTaskStore(TaskStore):
     async def is_deleted(self, task_id: str) -> bool:
         return await self._run(os.path.lexists, self._path(task_id, DELETED_SUFFIX))
 
+    async def deleted_task_ids(self) -> list[str]:
+        return await self._run(self._list_deleted)
+
     async def _run(self, fn: Callable[..., T], *args: object) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
 
@@ -112,6 +115,15 @@ class FileTaskStore(TaskStore):
         deleted = {name.removesuffix(DELETED_SUFFIX) for name in names if name.endswith(DELETED_SUFFIX)}
         ids = (name.removesuffix(REQUEST_SUFFIX) for name in names if name.endswith(REQUEST_SUFFIX))
         return [task_id for task_id in ids if is_valid_run_id(task_id) and task_id not in deleted]
+
+    def _list_deleted(self) -> list[str]:
+        with os_errors(None, f"listing {self._dir}", what="task"):
+            try:
+                names = os.listdir(self._dir)
+            except FileNotFoundError:
+                return []
+        ids = (name.removesuffix(DELETED_SUFFIX) for name in names if name.endswith(DELETED_SUFFIX))
+        return [task_id for task_id in ids if is_valid_run_id(task_id)]
 
     def _fsync_dir(self) -> None:
         fd = os.open(self._dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)

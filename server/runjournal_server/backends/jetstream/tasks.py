@@ -115,6 +115,9 @@ class JetStreamTaskStore(TaskStore):
             ) from err
         return created
 
+    async def deleted_task_ids(self) -> list[str]:
+        return sorted(await self._ids(DELETED))
+
     async def is_deleted(self, task_id: str) -> bool:
         (tombstone,) = await self._read(task_id, [self._subject(task_id, DELETED)])
         return tombstone is not None
