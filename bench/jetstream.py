@@ -32,6 +32,7 @@ from contextlib import contextmanager
 
 from bench import load, processes, workload
 from bench.append import length_rows
+from bench.cold_open import cold_open_rows
 from bench.harness import LOWER, Context, Measurement, Row, median, ratio_target, unavailable
 
 SECTION = 3
@@ -43,6 +44,7 @@ ROW_NAMES = (
     "JetStream unary Append, 1 run, vs raw fenced publish",
     "JetStream unary Append, 64 runs, vs raw fenced publish",
     "JetStream per-append cost at 10,000 records vs at 100",
+    "JetStream cold open of a 10,000-record run vs the file backend",
 )
 
 StartServer = Callable[[], processes.Process]
@@ -120,6 +122,8 @@ async def _measure(ctx: Context, start_server: StartServer, nats_url: str) -> li
         rows += await length_rows(ctx, server.address, label="JetStream", section=SECTION, target=LENGTH_TARGET)
     finally:
         server.stop()
+    ctx.log("jetstream: cold open of a long run vs the file backend")
+    rows += await cold_open_rows(ctx, nats_url)
     return rows
 
 

@@ -109,6 +109,15 @@ class JetStreamApi:
         self.stream = stream
         self._timeout = timeout
 
+    @property
+    def connection(self) -> Client:
+        """The connection, for a reader that streams from a consumer (``fetch.py``) instead of asking per subject."""
+        return self._nc
+
+    @property
+    def timeout(self) -> float:
+        return self._timeout
+
     # ------------------------------------------------------------ writing
 
     async def publish(self, message: Outgoing) -> PubAck:

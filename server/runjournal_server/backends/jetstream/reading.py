@@ -20,6 +20,7 @@ from runjournal_server.backends.jetstream.api import (
     NotDeliveredError,
     StoredMessage,
 )
+from runjournal_server.backends.jetstream.fetch import fetch_first
 from runjournal_server.backends.jetstream.layout import Layout, not_a_record, subject_problem
 from runjournal_server.core.ids import validate_run_id
 from runjournal_server.core.records import StoredRecord
@@ -28,6 +29,9 @@ from runjournal_server.errors import CorruptJournalError, RunNotFoundError, Stor
 WALK_BACK_WINDOW = 8
 """``ends`` and ``tail`` read this many records at a time backward from the end."""
 STREAM_WINDOW_MAX = 64
+BY_SUBJECT_MAX = 64
+"""A run with more records than this before its last is loaded through a consumer (``fetch.py``): one
+request per record costs more past here, where 64 requests in flight no longer take one round trip."""
 STREAM_WINDOW_BYTES = 1 << 20
 """``stream`` holds about this much of a run at a time (one record at least, if it is larger)."""
 
@@ -49,9 +53,22 @@ class StreamReader:
     # ------------------------------------------------------------ whole runs
 
     async def load(self, run_id: str) -> tuple[list[StoredRecord], StoredMessage]:
-        """Every record of the run: its last message first (its subject says how many), then the rest."""
+        """Every record of the run: its last message first (its subject says how many), then the rest.
+
+        The rest of a long run comes through one consumer (``fetch.py``),
+        not one request per record; what it does not deliver is read by subject.
+        """
         last_seq, last = await self.last(run_id)
-        earlier = await self.records(run_id, range(1, last_seq))
+        earlier: list[StoredRecord] = []
+        if last_seq - 1 > BY_SUBJECT_MAX:
+            messages = await self.call(
+                run_id,
+                lambda api: fetch_first(
+                    api, self._layout.run_subjects(run_id), last_seq - 1, lambda seq: self._layout.subject(run_id, seq)
+                ),
+            )
+            earlier = [self.decode(run_id, seq, message) for seq, message in enumerate(messages, start=1)]
+        earlier += await self.records(run_id, range(len(earlier) + 1, last_seq))
         return [*earlier, self.decode(run_id, last_seq, last)], last
 
     async def meta(self, run_id: str) -> StoredRecord:

@@ -1,0 +1,65 @@
+"""Opening a long JetStream run through one consumer (``fetch.py``), and what it does when the consumer falls short.
+
+Real nats-server; the records are compared with what was appended, byte for byte.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from runjournal_server.backends.jetstream import JetStreamBackend, fetch
+from runjournal_server.backends.jetstream.reading import BY_SUBJECT_MAX
+from runjournal_server.core.records import StoredRecord, encode
+from tests.support import builders as b
+
+pytestmark = pytest.mark.jetstream
+
+RUN = "long-run"
+LENGTH = 3 * BY_SUBJECT_MAX + 7
+
+
+def long_run() -> list[StoredRecord]:
+    stored = [encode(b.meta(run_id=RUN))]
+    stored += [encode(b.assistant(seq, seq - 1, say=f"turn {seq} é 🙂")) for seq in range(2, LENGTH + 1)]
+    return stored
+
+
+async def written(backend: JetStreamBackend) -> list[StoredRecord]:
+    stored = long_run()
+    journal = await backend.create_journal(RUN, stored[0])
+    await journal.append(stored[1:])
+    await journal.close()
+    return stored
+
+
+async def test_a_long_run_opens_whole_and_in_order_through_pulls_of_a_consumer(
+    jetstream_backend: JetStreamBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stored = await written(jetstream_backend)
+    monkeypatch.setattr(fetch, "FETCH_BATCH", 50)  # several pull requests, one short last one
+    journal, found = await jetstream_backend.open_journal(RUN)
+    assert [item.line for item in found] == [item.line for item in stored]
+    assert journal.last_seq == LENGTH
+    await journal.append([encode(b.note(LENGTH + 1))])  # the tail it fenced on is the real one
+    assert [item.line for item in await jetstream_backend.load(RUN)][-1] == encode(b.note(LENGTH + 1)).line
+
+
+async def test_the_consumer_stops_at_a_subject_out_of_place_and_the_rest_is_read_by_subject(
+    jetstream_backend: JetStreamBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stored = await written(jetstream_backend)
+    real = fetch.fetch_first
+    cut = BY_SUBJECT_MAX + 3
+    delivered: list[int] = []
+
+    async def stopping_early(api, filter_subject, count, expected_subject):  # type: ignore[no-untyped-def]
+        # Expect a wrong subject at ``cut``: the consumer must stop there, as at a stray message.
+        got = await real(api, filter_subject, count, lambda n: "elsewhere" if n == cut else expected_subject(n))
+        delivered.append(len(got))
+        return got
+
+    monkeypatch.setattr("runjournal_server.backends.jetstream.reading.fetch_first", stopping_early)
+    journal, found = await jetstream_backend.open_journal(RUN)
+    assert delivered == [cut - 1]
+    assert [item.line for item in found] == [item.line for item in stored]
+    await journal.close()
