@@ -128,9 +128,15 @@ def wait(browser: WebDriver) -> WebDriverWait[WebDriver]:
     return WebDriverWait(browser, WAIT_SECONDS)
 
 
-def sign_in(browser: WebDriver, url: str, token: str = ACCESS_TOKEN) -> None:
-    """Open the inbox, be sent to sign in, sign in with ``token``."""
+def sign_in(browser: WebDriver, url: str, token: str = ACCESS_TOKEN, *, refused: bool = False) -> None:
+    """Open the inbox, be sent to sign in, sign in with ``token``; wait for the inbox (or, ``refused``, the refusal).
+
+    Waiting matters: a click returns before the browser has the session
+    cookie, and a page asked for meanwhile would be sent to sign in.
+    """
     browser.get(url + "/")
     field = wait(browser).until(expected_conditions.presence_of_element_located((By.ID, "access_token")))
     field.send_keys(token)
     browser.find_element(By.ID, "sign-in").click()
+    landed = (By.ID, "refusal") if refused else (By.CSS_SELECTOR, "section#live[data-fragment='/fragments/inbox']")
+    wait(browser).until(expected_conditions.presence_of_element_located(landed))

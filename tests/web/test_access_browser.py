@@ -64,10 +64,10 @@ def csrf_token(page: str) -> str:
 def test_the_inbox_needs_the_access_token(browser: WebDriver, web_server: WebServer):
     browser.get(web_server.url + "/")
     assert browser.current_url == web_server.url + "/login"
-    sign_in(browser, web_server.url, token="not-the-token")
+    sign_in(browser, web_server.url, token="not-the-token", refused=True)
     assert refusal(browser) == "that is not the access token"
     anonymous = Visitor(web_server.url)
-    for path in ("/fragments/inbox", "/events", "/runs/anything/fragment"):
+    for path in ("/fragments/inbox", "/events", "/runs/anything/fragment", "/runs/anything/events"):
         assert anonymous.request(path)[0] == 401, path
     assert anonymous.request("/")[0] == 303
     sign_in(browser, web_server.url)

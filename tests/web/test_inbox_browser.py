@@ -171,13 +171,36 @@ def test_a_script_in_a_tool_result_arguments_or_reason_is_shown_as_text_and_neve
 def test_an_open_inbox_shows_a_run_that_starts_waiting_without_a_reload(
     browser: WebDriver, web_server: WebServer, journal_server
 ):
-    sign_in(browser, web_server.url)
-    wait(browser).until(expected_conditions.presence_of_element_located((By.ID, "live")))
-    browser.execute_script("window.__same_page = true")
     with JournalClient(journal_server.address) as client:
-        run_id = demo.answer_waiting(client, question="Refund or replace?")
-    row(browser, run_id, "call_ask")
+        first = demo.answer_waiting(client, question="Refund or replace?")
+        sign_in(browser, web_server.url)
+        shown = row(browser, first, "call_ask")
+        browser.execute_script("window.__same_page = true")
+        second = demo.refund_waiting_for_approval(client)
+        row(browser, second, "call_refund")
     assert browser.execute_script("return window.__same_page === true")  # the row came live, not by a reload
+    assert shown.is_displayed()  # the row that did not change is the same node: nothing vanished under a click
     browser.refresh()
     mode = wait(browser).until(expected_conditions.presence_of_element_located((By.ID, "live-state")))
     assert mode.get_attribute("data-mode") == "watch"  # followed through WatchRuns, not by listing again
+
+
+def test_an_open_run_page_shows_an_answer_written_elsewhere_without_a_reload(
+    browser: WebDriver, web_server: WebServer, journal_server
+):
+    with JournalClient(journal_server.address) as client:
+        run_id = demo.deploy_waiting_for_approval(client)  # call_deploy keeps the turn pending after the answer
+        sign_in(browser, web_server.url)
+        browser.get(f"{web_server.url}/runs/{run_id}")
+        wait(browser).until(expected_conditions.presence_of_element_located((By.ID, "answer-call_ask")))
+        browser.execute_script("window.__same_page = true")
+        seq = client.answer(run_id, "call_ask", text="answered from the command line")  # as runjournal answer
+        result = wait(browser).until(
+            expected_conditions.presence_of_element_located(
+                (By.CSS_SELECTOR, 'article.call[data-call="call_ask"] .result')
+            )
+        )
+        assert result.text.startswith(f"answered at seq {seq}")
+        assert "answered from the command line" in result.text
+        assert not browser.find_elements(By.ID, "answer-call_ask")
+        assert browser.execute_script("return window.__same_page === true")

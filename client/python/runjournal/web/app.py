@@ -1,18 +1,14 @@
-"""The web inbox's aiohttp application: pages, forms, live updates, and the checks every request passes.
+"""The web inbox's aiohttp application: its routes, its pages and its forms.
 
-Each request passes, in order: the security headers (a Content-Security-Policy
-that runs only our own script file, so even a string that escaped escaping
-could not run; no framing, so a one-click approve cannot be clickjacked), the
-session (a signed cookie; pages other than sign-in need a signed-in one), and
-for every POST the form token (see ``access``). Only then does a handler talk
-to the journal server, through ``AsyncJournalClient``.
+Every request has passed the checks of ``guards`` before a handler here runs;
+only then does a handler talk to the journal server, through one
+``AsyncJournalClient``. Live updates are in ``events``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,13 +17,13 @@ from urllib.parse import quote
 
 import jinja2
 from aiohttp import web
-from aiohttp_sse import EventSourceResponse, sse_response
 
 from runjournal.aio import AsyncJournalClient
 from runjournal.errors import AlreadyAnsweredError, AlreadyDecidedError, RunJournalError
 from runjournal.render import safe_text
-from runjournal.web import views
-from runjournal.web.access import COOKIE_NAME, CSRF_FIELD, Access, Session
+from runjournal.web import events, guards, views
+from runjournal.web.access import CSRF_FIELD, Access, Session
+from runjournal.web.keys import ACCESS, CLIENT, FEED, FOLLOWING, SETTINGS, STREAMS, TEMPLATES, OpenStreams
 from runjournal.web.live import InboxFeed
 from runjournal.web.settings import WebSettings
 
@@ -37,47 +33,14 @@ CONVERSATION_ALL = 2**31 - 1
 """A ``conversation_from`` past any conversation: the fold carries the pending batch and no messages."""
 MAX_FORM_BYTES = 1 << 20
 
-SECURITY_HEADERS = {
-    "Content-Security-Policy": (
-        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
-        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-    ),
-    "X-Frame-Options": "DENY",
-    "X-Content-Type-Options": "nosniff",
-    # same-origin, not no-referrer: with no-referrer the browser sends "Origin: null" on our own forms.
-    "Referrer-Policy": "same-origin",
-    "Cache-Control": "no-store",
-}
-OPEN_PATHS = ("/login", "/static/", "/favicon.ico")
-"""Reachable without signing in."""
-
-_Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-SETTINGS = web.AppKey("settings", WebSettings)
-ACCESS = web.AppKey("access", Access)
-TEMPLATES = web.AppKey("templates", jinja2.Environment)
-CLIENT = web.AppKey("client", AsyncJournalClient)
-FEED = web.AppKey("feed", InboxFeed)
-
-
-class _Streams:
-    """The event streams open now (stopped at shutdown)."""
-
-    def __init__(self) -> None:
-        self.open: set[EventSourceResponse] = set()
-
-
-STREAMS = web.AppKey("streams", _Streams)
-FOLLOWING = web.AppKey("following", asyncio.Task[None])
-
 
 def create_app(settings: WebSettings) -> web.Application:
     """The web inbox for ``settings``; the journal client and the live feed start with the app."""
-    app = web.Application(middlewares=[_headers, _sessions, _forms], client_max_size=MAX_FORM_BYTES)
+    app = web.Application(middlewares=[guards.headers, guards.sessions, guards.forms], client_max_size=MAX_FORM_BYTES)
     app[SETTINGS] = settings
     app[ACCESS] = Access(settings.access_token)
     app[TEMPLATES] = _templates()
-    app[STREAMS] = _Streams()
+    app[STREAMS] = OpenStreams()
     app.cleanup_ctx.append(_journal_client)
     app.on_shutdown.append(_close_streams)
     app.router.add_get("/login", login_page)
@@ -89,8 +52,9 @@ def create_app(settings: WebSettings) -> web.Application:
     app.router.add_get("/runs/{run_id}/fragment", run_fragment)
     app.router.add_post("/runs/{run_id}/answer", answer)
     app.router.add_post("/runs/{run_id}/decide", decide)
-    app.router.add_get("/events", events)
-    app.router.add_get("/favicon.ico", lambda _: _no_content())
+    app.router.add_get("/events", events.inbox_events)
+    app.router.add_get("/runs/{run_id}/events", events.run_events)
+    app.router.add_get("/favicon.ico", guards.no_content)
     app.router.add_static("/static/", Path(__file__).parent / "static")
     return app
 
@@ -121,86 +85,9 @@ async def _journal_client(app: web.Application) -> AsyncIterator[None]:
 
 
 async def _close_streams(app: web.Application) -> None:
-    # An event stream never ends by itself: stop each, or shutdown would wait for the browsers to leave.
+    # Or shutdown would wait for the browsers to leave.
     for stream in list(app[STREAMS].open):
         stream.stop_streaming()
-
-
-# --- middlewares --------------------------------------------------------------
-
-
-@web.middleware
-async def _headers(request: web.Request, handler: _Handler) -> web.StreamResponse:
-    try:
-        response = await handler(request)
-    except web.HTTPException as err:
-        _secure(err)
-        raise
-    if not response.prepared:  # an event stream sent its headers already (and has its own)
-        _secure(response)
-    return response
-
-
-def _secure(response: web.StreamResponse) -> None:
-    for name, value in SECURITY_HEADERS.items():
-        response.headers.setdefault(name, value)
-
-
-@web.middleware
-async def _sessions(request: web.Request, handler: _Handler) -> web.StreamResponse:
-    access = request.app[ACCESS]
-    session = access.session_from_cookie(request.cookies.get(COOKIE_NAME))
-    fresh = session is None
-    if session is None:
-        session = access.new_session(signed_in=False)
-    request["session"] = session
-    if session.signed_in or request.path.startswith(OPEN_PATHS):
-        response = await handler(request)
-    elif request.method == "GET" and _is_page(request.path):
-        response = see_other("/login")
-    else:
-        response = web.Response(status=401, text="sign in first: open /login")
-    if fresh and "new_session" not in request:
-        set_session_cookie(request, response, session)
-    return response
-
-
-def _is_page(path: str) -> bool:
-    return path == "/" or (path.startswith("/runs/") and not path.endswith("/fragment"))
-
-
-@web.middleware
-async def _forms(request: web.Request, handler: _Handler) -> web.StreamResponse:
-    if request.method != "POST":
-        return await handler(request)
-    origin = request.headers.get("Origin")
-    if origin is not None and origin != f"{request.scheme}://{request.host}":
-        return web.Response(status=403, text="this form was sent from another site; nothing was written")
-    form = await request.post()
-    offered = form.get(CSRF_FIELD)
-    if not isinstance(offered, str) or not request.app[ACCESS].csrf_matches(request["session"], offered):
-        return web.Response(status=403, text="the form's token is missing or wrong: reload the page and send it again")
-    return await handler(request)
-
-
-async def _no_content() -> web.Response:
-    return web.Response(status=204)
-
-
-def see_other(location: str) -> web.Response:
-    """A 303 to ``location``: after a form, the browser asks for the page with a GET."""
-    return web.Response(status=303, headers={"Location": location})
-
-
-def set_session_cookie(request: web.Request, response: web.StreamResponse, session: Session) -> None:
-    response.set_cookie(
-        COOKIE_NAME,
-        request.app[ACCESS].cookie_value(session),
-        httponly=True,
-        samesite="Strict",
-        secure=request.app[SETTINGS].secure_cookies,
-        path="/",
-    )
 
 
 # --- rendering ----------------------------------------------------------------
@@ -249,16 +136,16 @@ async def login(request: web.Request) -> web.StreamResponse:
         return render(request, "login.html", status=403, failed=True)
     session = access.new_session(signed_in=True)
     request["new_session"] = session
-    response = see_other("/")
-    set_session_cookie(request, response, session)
+    response = guards.see_other("/")
+    guards.set_session_cookie(request, response, session)
     return response
 
 
 async def logout(request: web.Request) -> web.StreamResponse:
     session = request.app[ACCESS].new_session(signed_in=False)
     request["new_session"] = session
-    response = see_other("/login")
-    set_session_cookie(request, response, session)
+    response = guards.see_other("/login")
+    guards.set_session_cookie(request, response, session)
     return response
 
 
@@ -371,27 +258,4 @@ async def _write(request: web.Request, write: Callable[[], Awaitable[int]], next
         page = inbox_page if next_page == "inbox" else run_page
         return await page(request, error=refusal_text(err), status=refusal_status(err))
     target = "/" if next_page == "inbox" else f"/runs/{quote(run_id, safe='')}"
-    return see_other(f"{target}?done={seq}")
-
-
-# --- live updates ---------------------------------------------------------------
-
-
-async def events(request: web.Request) -> web.StreamResponse:
-    """Server-sent events: the inbox snapshot ``{"version": n, "runs": {run_id: last_seq}}`` each time it changes."""
-    after = request.headers.get(EventSourceResponse.DEFAULT_LAST_EVENT_HEADER) or request.query.get("after", "0")
-    feed = request.app[FEED]
-    async with sse_response(request) as stream:
-        request.app[STREAMS].open.add(stream)
-
-        async def forward() -> None:
-            async for version, runs in feed.changes(int(after) if after.isdigit() else 0):
-                await stream.send(json.dumps({"version": version, "runs": runs}), id=str(version), event="inbox")
-
-        forwarding = asyncio.create_task(forward())
-        try:
-            await stream.wait()  # until the browser leaves (a ping fails) or the server shuts down
-        finally:
-            forwarding.cancel()
-            request.app[STREAMS].open.discard(stream)
-    return stream
+    return guards.see_other(f"{target}?done={seq}")
