@@ -16,11 +16,14 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from bench import disk, load, processes, workload
+from bench.fsync_count import read_count
 from bench.harness import LOWER, Context, Measurement, Row, median, ratio_target
 from runjournal.v1 import journal_service_pb2 as service_pb
 
 UNARY_TARGET = 0.75
 """Unary append at 64 concurrent runs >= 0.75 x the echo ceiling."""
+FSYNC_TARGET = 0.25
+"""fsyncs per unary append at 64 concurrent runs (counted) <= 0.25: group commit (docs/file-backend.md)."""
 BATCH_TARGET = 3.0
 """AppendBatch records/s >= 3 x unary appends/s."""
 TARGET_CONCURRENCY = 64
@@ -41,7 +44,10 @@ async def _run(ctx: Context, *, batch: bool) -> list[Row]:
     kind = "batch" if batch else "unary"
     data_dir = ctx.new_dir(f"{kind}-data")
     disk_dir = ctx.new_dir(f"{kind}-disk")
-    server = processes.runjournal(data_dir, ctx.work_dir, profile_dir=ctx.profile_dir, label=f"{kind}-server")
+    fsync_count = ctx.work_dir / f"{kind}-fsyncs"
+    server = processes.runjournal(
+        data_dir, ctx.work_dir, profile_dir=ctx.profile_dir, label=f"{kind}-server", fsync_count=fsync_count
+    )
     echo = processes.echo(ctx.work_dir)
     rows: list[Row] = []
     with server, echo:
@@ -50,7 +56,7 @@ async def _run(ctx: Context, *, batch: bool) -> list[Row]:
             if batch:
                 rows += await _batch_rows(ctx, server, echo, disk_dir, concurrency)
             else:
-                rows += await _unary_rows(ctx, server, echo, disk_dir, concurrency)
+                rows += await _unary_rows(ctx, server, echo, disk_dir, concurrency, fsync_count)
         if not batch:
             ctx.log("unary: latency by run length")
             rows += await length_rows(ctx, server.address, label="file backend", section=1)
@@ -72,11 +78,16 @@ async def _rounds(ctx: Context, samplers: dict[str, Sampler]) -> dict[str, list[
     return results
 
 
-def _grpc_sampler(ctx: Context, appender: load.Appender, server: processes.Process) -> Sampler:
+def _grpc_sampler(
+    ctx: Context, appender: load.Appender, server: processes.Process, fsync_count: Path | None = None
+) -> Sampler:
     async def sample(seconds: float) -> Measurement:
         cpu_before = server.cpu_seconds()
+        fsyncs_before = read_count(fsync_count) if fsync_count is not None else 0
         measurement = await load.drive(appender.operations(), seconds, ctx.settings.cap_per_worker)
         measurement.server_cpu_seconds = server.cpu_seconds() - cpu_before
+        if fsync_count is not None:
+            measurement.server_fsyncs = read_count(fsync_count) - fsyncs_before
         return measurement
 
     return sample
@@ -102,7 +113,7 @@ def _runs(prefix: str, concurrency: int) -> list[str]:
 
 
 async def _unary_rows(
-    ctx: Context, server: processes.Process, echo: processes.Process, disk_dir: Path, c: int
+    ctx: Context, server: processes.Process, echo: processes.Process, disk_dir: Path, c: int, fsync_count: Path
 ) -> list[Row]:
     async with load.channel(server.address) as chan, load.channel(echo.address) as echo_chan:
         real = load.Appender(chan, _runs("unary", c))
@@ -112,7 +123,7 @@ async def _unary_rows(
             ctx,
             {
                 "echo": _grpc_sampler(ctx, ceiling, echo),
-                "append": _grpc_sampler(ctx, real, server),
+                "append": _grpc_sampler(ctx, real, server, fsync_count),
                 "disk": _disk_sampler(ctx, disk_dir, c, 1),
             },
         )
@@ -155,6 +166,19 @@ def unary_rows(c: int, results: dict[str, list[Measurement]]) -> list[Row]:
             Row(1, f"unary Append, {runs}: {name}", figure, "ms", files, median([pick(m) for m in fsync]), LOWER)
         )
     rows.append(_cpu_row(1, f"unary Append, {runs}: server CPU per append", append, echo, "echo server, per call"))
+    fsyncs = Row(
+        1,
+        f"unary Append, {runs}: fsyncs per append (counted)",
+        median([m.fsyncs_per_record for m in append]),
+        "",
+        "one fsync per append",
+        1.0,
+        LOWER,
+        samples={"figure": [m.fsyncs_per_record for m in append], "baseline": [1.0 for _ in append]},
+    )
+    if c == TARGET_CONCURRENCY:
+        ratio_target(fsyncs, "<=", FSYNC_TARGET)
+    rows.append(fsyncs)
     return rows
 
 

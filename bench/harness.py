@@ -155,6 +155,14 @@ class Measurement:
     latencies: list[float] = field(repr=False, default_factory=list)
     server_cpu_seconds: float | None = None
     """CPU time the server process used during the sample, when measured."""
+    server_fsyncs: int | None = None
+    """fsync calls the server's file backend made during the sample, when counted (``fsync_count.py``)."""
+
+    @property
+    def fsyncs_per_record(self) -> float:
+        if self.server_fsyncs is None or not self.records:
+            return math.nan
+        return self.server_fsyncs / self.records
 
     @property
     def server_cpu_us_per_record(self) -> float:

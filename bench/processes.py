@@ -130,14 +130,16 @@ def runjournal(
     extra_args: Sequence[str] = (),
     profile_dir: Path | None = None,
     label: str = "server",
+    fsync_count: Path | None = None,
 ) -> Process:
-    """A ``runjournal serve`` process on ``data_dir`` (not started yet)."""
+    """A ``runjournal serve`` process on ``data_dir`` (not started yet); ``fsync_count``: see ``fsync_count.py``."""
     number = next(_counter)
     profile = profile_dir / f"{label}-{number}.txt" if profile_dir is not None else None
+    entry = ["bench.fsync_count", str(fsync_count)] if fsync_count is not None else ["runjournal_server.cli"]
     command = [
         *_python_prefix(profile),
         "-m",
-        "runjournal_server.cli",
+        *entry,
         "serve",
         "--listen",
         "127.0.0.1:0",
