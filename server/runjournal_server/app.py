@@ -246,7 +246,7 @@ async def serve(
         max_response_bytes=config.max_message_bytes,  # the send limit: a Claim never writes an answer it cannot send
         observer=metrics or NO_OBSERVER,
     )
-    await runs.start()
+    await runs.start(listing_index=not config.list_without_index)
     if metrics is not None:
         metrics.watch(lambda: runs.open_journals, lambda: runs.warm_bytes)
     try:

@@ -191,6 +191,12 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("retention_interval_seconds", _positive_float, 60.0, "retention: seconds between two passes"),
     Setting("retention_max_deletions", _positive_int, 100, "retention: most runs deleted in one pass"),
+    Setting(
+        "list_without_index",
+        _bool,
+        False,
+        "ListRuns reads every run, keeping no listing index (slow with many runs: for comparison and diagnosis)",
+    ),
     Setting("io_threads", _positive_int, 32, "threads for disk I/O and fsync"),
     Setting("shutdown_grace_seconds", _non_negative_float, 10.0, "time to drain in-flight calls on SIGTERM"),
     Setting("log_level", _choice(LOG_LEVELS, upper=True), "INFO", "logging level"),
@@ -245,6 +251,8 @@ class Config:
     """Seconds; 0: retention is off (see retention.py)."""
     retention_interval_seconds: float = 60.0
     retention_max_deletions: int = 100
+    list_without_index: bool = False
+    """True: no listing index (listing_upkeep.py); every ListRuns reads every run."""
     io_threads: int = 32
     shutdown_grace_seconds: float = 10.0
     log_level: str = "INFO"

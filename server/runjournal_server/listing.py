@@ -139,7 +139,7 @@ class RunListing:
         if where.status not in state_pb2.RunStatus.values():
             raise InvalidArgumentError("status", f"unknown status {where.status}")
         after = decode_page_token(page_token)
-        if self.upkeep.ready:
+        if self.upkeep.ready and await self.upkeep.still_alone():
             return await self._indexed_page(page_size, after, where)
         prefixes = tuple(where.run_id_prefixes)
         run_ids = [r for r in await self._backend.list_run_ids() if r.startswith(prefixes)]
@@ -180,6 +180,8 @@ class RunListing:
         filter); what a listed run says always comes from its journal, now.
         """
         await self.upkeep.place_pending()
+        if where.labels:
+            await self.upkeep.ensure_labels(tuple(where.run_id_prefixes))
         walk = self._index.newest_first(tuple(where.run_id_prefixes), after)
         page: list[state_pb2.RunSummary] = []
         last_key: SortKey | None = None

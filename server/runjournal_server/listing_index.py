@@ -6,7 +6,8 @@ listing reads every summary it returns from the journals (``listing.py``), so
 an index that lags can cost an extra read, never a wrong entry.
 
 Per run it keeps the sort key and the meta's facts (labels, task, parent:
-immutable once the run exists) and the listing state as of a ``last_seq``:
+immutable once the run exists; labels are content, so they are never
+persisted, and a restart reads them back from the metas: ``LABELS_UNKNOWN``) and the listing state as of a ``last_seq``:
 what ``RunFilter.admits_state`` reads (status, waiting calls, updated time).
 A run whose state may have moved since (told by ``RunEvents``, or found
 changed by a repair) is *dirty*: it is a candidate for every state filter
@@ -25,6 +26,7 @@ import bisect
 import heapq
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TypeVar
 
 from runjournal.v1 import state_pb2
@@ -36,7 +38,7 @@ NO_META_KEY_SECONDS = 0
 """A run whose meta cannot be read sorts last, as the listing always ordered it."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RunState:
     """What the listing state filters read of a summary, as of ``last_seq``."""
 
@@ -65,14 +67,15 @@ class RunState:
         return summary
 
 
-@dataclass
+@dataclass(slots=True)
 class Entry:
     """One run in the index."""
 
     run_id: str
     key: SortKey
     labels: Mapping[str, str] | None
-    """None when the meta could not be read (the run is listed from its summary, sorted last)."""
+    """None when the meta could not be read (the run is listed from its summary, sorted last);
+    ``LABELS_UNKNOWN`` after a restart until the meta is read again."""
     task_id: str = ""
     parent_run_id: str = ""
     state: RunState | None = None
@@ -95,6 +98,24 @@ class Entry:
         self._summary = None
 
 
+LABELS_UNKNOWN: Mapping[str, str] = MappingProxyType({})
+"""The labels of a run loaded from the persisted index: not known until its meta is read (compared by identity)."""
+
+_LABELS: dict[tuple[tuple[str, str], ...], Mapping[str, str]] = {}
+_MAX_INTERNED_LABELS = 10_000
+
+
+def shared_labels(labels: Mapping[str, str]) -> Mapping[str, str]:
+    """One read-only mapping per distinct label set: 100,000 runs usually carry a handful of them."""
+    key = tuple(sorted(labels.items()))
+    found = _LABELS.get(key)
+    if found is None:
+        found = MappingProxyType(dict(key))
+        if len(_LABELS) < _MAX_INTERNED_LABELS:
+            _LABELS[key] = found
+    return found
+
+
 def no_meta_key(run_id: str) -> SortKey:
     return (NO_META_KEY_SECONDS, 0, run_id)
 
@@ -108,6 +129,7 @@ class ListingIndex:
         self._ids: list[str] = []  # ascending run ids, to find a prefix's runs
         self._by_prefix: dict[str, list[SortKey]] = {}
         self._changes = 0  # bumped on every insert or removal: a walk re-finds its place after one
+        self._dirty: set[str] = set()  # the run ids of dirty entries, so a tick need not scan every entry
         self.pending: set[str] = set()
         """Runs told of (created, or changed while not yet placed) that the index has no entry for."""
 
@@ -132,16 +154,21 @@ class ListingIndex:
         self._order = sorted(entry.key for entry in self._entries.values())
         self._ids = sorted(self._entries)
         self._by_prefix.clear()
+        self._dirty = {entry.run_id for entry in self._entries.values() if entry.dirty}
         self._changes += 1
 
     def put(self, entry: Entry) -> None:
         """Insert or replace the run's entry (its key may change only while its meta was unreadable)."""
         old = self._entries.get(entry.run_id)
+        if entry.dirty:
+            self._dirty.add(entry.run_id)
         if old is not None and old.key == entry.key:
             self._entries[entry.run_id] = entry
             return
         if old is not None:
             self.remove(entry.run_id)
+            if entry.dirty:
+                self._dirty.add(entry.run_id)
         self._entries[entry.run_id] = entry
         bisect.insort(self._order, entry.key)
         bisect.insort(self._ids, entry.run_id)
@@ -155,6 +182,7 @@ class ListingIndex:
         entry = self._entries.pop(run_id, None)
         if entry is None:
             return None
+        self._dirty.discard(run_id)
         _discard(self._order, entry.key)
         _discard(self._ids, run_id)
         for prefix, keys in self._by_prefix.items():
@@ -171,9 +199,25 @@ class ListingIndex:
         else:
             entry.dirty = True
             entry.gen += 1
+            self._dirty.add(run_id)
+
+    def mark_clean(self, entry: Entry) -> None:
+        """The entry's state is as its journal says, as of a read that began after the last news."""
+        entry.dirty = False
+        self._dirty.discard(entry.run_id)
 
     def dirty_run_ids(self) -> list[str]:
-        return [entry.run_id for entry in self._entries.values() if entry.dirty]
+        return list(self._dirty)
+
+    def unlabelled(self, prefixes: Sequence[str], limit: int | None = None) -> list[Entry]:
+        """Entries under ``prefixes`` whose labels are not known yet (``LABELS_UNKNOWN``), newest first."""
+        found: list[Entry] = []
+        for entry in self.newest_first(prefixes, None):
+            if entry.labels is LABELS_UNKNOWN:
+                found.append(entry)
+                if limit is not None and len(found) == limit:
+                    break
+        return found
 
     def newest_first(self, prefixes: Sequence[str], before: SortKey | None) -> Iterator[Entry]:
         """The entries of runs whose id starts with one of ``prefixes``, newest first, after ``before``.

@@ -19,8 +19,10 @@ finds different and reads again. Lines are JSON arrays of up to
 in one long ``json`` call while appends wait on the event loop.
 
 One server process owns the directory at a time (an exclusive ``flock`` on
-``lock``); a second process on the same data directory keeps its index in
-memory only.
+``lock``). A second process on the same data directory (each is refused the
+runs the other holds) keeps no index, and touches ``others`` every few
+seconds; the owner, seeing a fresh ``others``, stops using its index too,
+since it does not hear of the other's writes. Both then read every run.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import contextlib
 import json
 import logging
 import os
+import time
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -37,15 +40,16 @@ from typing import Any
 
 import portalocker
 
-from runjournal_server.listing_index import Entry, RunState
+from runjournal_server.listing_index import LABELS_UNKNOWN, Entry, RunState
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1
+FORMAT = 2
 CHUNK_ENTRIES = 1000
 SNAPSHOT = "snapshot"
 LOG = "log"
 LOCK = "lock"
+OTHERS = "others"
 
 Op = tuple[str, Any]
 """("put", Entry) or ("drop", run_id)."""
@@ -60,12 +64,18 @@ class Loaded:
 
 
 def encode_entry(entry: Entry) -> list[Any]:
+    """The persisted row of an entry: ids, order and listing state, never content.
+
+    Labels are content: a deleted run's labels must leave the disk with it,
+    and a log line cannot be taken back, so they are read again from the
+    metas after a restart (``LABELS_UNKNOWN``).
+    """
     state = entry.state
     return [
         entry.run_id,
         entry.key[0],
         entry.key[1],
-        None if entry.labels is None else dict(entry.labels),
+        entry.labels is not None,  # whether the meta was readable; never the labels (see encode_entry)
         entry.task_id,
         entry.parent_run_id,
         None if state is None else [state.status, state.waiting, state.updated_ns, state.last_seq, state.version],
@@ -73,7 +83,7 @@ def encode_entry(entry: Entry) -> list[Any]:
 
 
 def decode_entry(row: list[Any]) -> Entry:
-    run_id, seconds, nanos, labels, task_id, parent, state = row
+    run_id, seconds, nanos, meta_readable, task_id, parent, state = row
     if not (isinstance(run_id, str) and isinstance(seconds, int) and isinstance(nanos, int)):
         raise ValueError("malformed entry")
     if state is not None:
@@ -83,7 +93,7 @@ def decode_entry(row: list[Any]) -> Entry:
     return Entry(
         run_id=run_id,
         key=(seconds, nanos, run_id),
-        labels=labels,
+        labels=LABELS_UNKNOWN if meta_readable else None,
         task_id=task_id,
         parent_run_id=parent,
         state=state,
@@ -127,6 +137,21 @@ class FileIndexStore:
         self._lock_fd = fd
         self._log_fd = os.open(self._dir / LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
         return True
+
+    def touch_others(self) -> None:
+        """Say that a process that does not own the directory serves this data directory too."""
+        self._dir.mkdir(parents=True, exist_ok=True)
+        path = self._dir / OTHERS
+        path.touch()
+        os.utime(path)
+
+    def others_seen_within(self, seconds: float) -> bool:
+        """True when another process said within ``seconds`` that it serves this data directory."""
+        try:
+            touched = os.stat(self._dir / OTHERS).st_mtime
+        except FileNotFoundError:
+            return False
+        return time.time() - touched < seconds
 
     def close(self) -> None:
         for fd in (self._log_fd, self._lock_fd):

@@ -19,10 +19,16 @@
   again, a run the index lacks is placed, an entry whose run is gone is
   dropped once a read confirms it. So the index never serves a stale state,
   and the repair costs a stat per run plus a read per run that moved. A
-  missing or damaged index (or a store with no local directory: JetStream)
-  is rebuilt from the journals in the background, in bounded steps; until
-  the rebuild has placed every run the listing reads every run, as it always
-  did, so it is slow meanwhile, never wrong.
+  missing or damaged index (or a store with no local directory) is rebuilt
+  from the journals in the background, in bounded steps; until the rebuild
+  has placed every run the listing reads every run, as it always did, so it
+  is slow meanwhile, never wrong.
+* **Not on a shared store** (JetStream, ``Backend.shared_writers``): another
+  replica's writes reach this one's news only through the feed, a moment
+  later, and a page must not miss a run another replica has just
+  acknowledged; there every listing reads every run, as before. (What it
+  would take: a barrier, each page waiting until the feed has delivered the
+  stream's last sequence, and the index persisted in a KV bucket.)
 * **Persistence** (``listing_index_store.py``): changes are appended to a log
   by one thread of its own each tick, and compacted into a snapshot when the
   log outgrows the index and at a clean shutdown.
@@ -41,7 +47,14 @@ from runjournal.v1 import state_pb2
 from runjournal_server.backends.base import Backend
 from runjournal_server.core.kinds import Kind
 from runjournal_server.errors import JournalError, RunDeletedError, RunNotFoundError
-from runjournal_server.listing_index import Entry, ListingIndex, RunState, no_meta_key
+from runjournal_server.listing_index import (
+    LABELS_UNKNOWN,
+    Entry,
+    ListingIndex,
+    RunState,
+    no_meta_key,
+    shared_labels,
+)
 from runjournal_server.listing_index_store import FileIndexStore, Op
 
 log = logging.getLogger(__name__)
@@ -55,9 +68,14 @@ READ_CONCURRENCY = 8
 PLACE_DELAY_SECONDS = 0.05
 """How long news waits to be batched before the runs it names are placed."""
 REFRESH_SECONDS = 2.0
+OTHERS_FRESH_SECONDS = 5 * REFRESH_SECONDS
+"""How recent another process's ``others`` mark must be for it to count as still serving."""
 COMPACT_MIN_OPS = 10_000
+LABEL_RUNS_PER_TICK = 1024
+"""Labels read back from the metas per tick after a restart (a label filter reads the rest it needs at once)."""
 
 T = TypeVar("T")
+K = TypeVar("K")
 
 Summarize = Callable[[str], Awaitable[state_pb2.RunSummary]]
 """The listing rule for one run (``RunListing.summary``); RunNotFoundError when it is not there."""
@@ -80,6 +98,7 @@ class ListingUpkeep:
         self._news = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._repair_done = asyncio.Event()
+        self._active = False
         self.ready = False
         """True once every run is placed: the listing then walks the index instead of every run."""
         self.repaired = False
@@ -88,13 +107,13 @@ class ListingUpkeep:
     # ------------------------------------------------------------ news (RunListener)
 
     def stored(self, run_id: str, last_seq: int) -> None:
-        if self._task is None:
-            return  # not started (a Runs used without a server): no index, the listing reads every run
+        if not self._active:
+            return  # no index (not started, off, or closed): the listing reads every run
         self._index.mark_dirty(run_id)
         self._news.set()
 
     def deleted(self, run_id: str) -> None:
-        if self._task is None:
+        if not self._active:
             return
         self._drop(run_id)
         self._index.pending.discard(run_id)
@@ -102,23 +121,41 @@ class ListingUpkeep:
     # ------------------------------------------------------------ life
 
     async def start(self) -> None:
-        """Load the persisted index (trusted at once), then repair or rebuild it in the background."""
+        """Load the persisted index and check it against the store; rebuild a missing one in the background.
+
+        Not on a store other replicas write (JetStream): their writes reach
+        this replica's news late (the feed), so a state filter could miss a
+        run another replica had just acknowledged; there the listing reads
+        every run, exact as before.
+        """
+        if self._backend.shared_writers:
+            log.info("listing index: off (other replicas write this store); every listing reads every run")
+            return
         directory = self._backend.derived_data_dir()
         damaged: str | None = "the store keeps no local index"
         if directory is not None:
             self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="runjournal-index")
             store = FileIndexStore(directory / INDEX_DIR)
             try:
-                if await self._blocking(store.open):
-                    self._store = store
-                    loaded = await self._blocking(store.load)
-                    self._log_ops = loaded.log_ops
-                    damaged = loaded.damaged
-                    if damaged is None:
-                        self._index.load(loaded.entries)
-                        self.ready = True
-                else:
-                    damaged = f"another process holds {store.directory}"
+                if not await self._blocking(store.open):
+                    # Another server process owns the index: neither may trust one (see the store's docstring).
+                    log.warning(
+                        "listing index: another server process uses %s; every listing reads every run", directory
+                    )
+                    await self._blocking(store.touch_others)  # before this process serves
+                    self._task = asyncio.create_task(self._say_others(store), name="listing-index-others")
+                    return
+                self._store = store
+                if await self._blocking(store.others_seen_within, OTHERS_FRESH_SECONDS):
+                    damaged = "another server process uses this data directory"
+                    self._task = asyncio.create_task(self._say_others(None), name="listing-index-off")
+                    return
+                loaded = await self._blocking(store.load)
+                self._log_ops = loaded.log_ops
+                damaged = loaded.damaged
+                if damaged is None:
+                    self._index.load(loaded.entries)
+                    self.ready = True
             except OSError as err:
                 damaged = f"{store.directory}: {err.strerror or err}"
         if damaged is not None:
@@ -128,10 +165,12 @@ class ListingUpkeep:
             # index is exact from the first call on (a missing one is rebuilt in the background).
             await self._repair()
             self._repaired()
+        self._active = True
         self._task = asyncio.create_task(self._run(), name="listing-index-upkeep")
 
     async def close(self) -> None:
         """Stop the upkeep; persist what changed and compact, so the next start loads one snapshot."""
+        self._active = False
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -152,16 +191,47 @@ class ListingUpkeep:
             self._thread.shutdown(wait=True)
             self._thread = None
 
+    async def _say_others(self, store: FileIndexStore | None) -> None:
+        """Without an index: keep saying so to the process that owns it (``store``), until closed."""
+        self.ready = False
+        while True:
+            if store is not None:
+                try:
+                    await self._blocking(store.touch_others)
+                except OSError as err:
+                    log.warning("listing index: cannot tell the other server process (%s)", err)
+            await asyncio.sleep(REFRESH_SECONDS)
+
     async def wait_repaired(self) -> None:
         await self._repair_done.wait()
 
     # ------------------------------------------------------------ what the listing calls
+
+    async def still_alone(self) -> bool:
+        """False (and the index off from now on) once another server process serves this data directory.
+
+        Asked before every indexed page: a stat, so a page never trusts an
+        index that misses another process's writes (it touches ``others``
+        before it serves).
+        """
+        if self._store is None or not self.ready:
+            return self.ready
+        # Not on the index's own thread, which may be busy compacting: a page must not wait for that.
+        seen = await asyncio.to_thread(self._store.others_seen_within, OTHERS_FRESH_SECONDS)
+        if seen:
+            log.warning("listing index: another server process uses this data directory; off")
+            self.ready = self._active = False
+        return self.ready
 
     async def place_pending(self) -> None:
         """Place every run told of but not yet placed: a page never misses a run created a moment ago."""
         while self._index.pending:
             batch = sorted(self._index.pending)[:TICK_RUNS]
             await self._place(batch)
+
+    async def ensure_labels(self, prefixes: Sequence[str]) -> None:
+        """Read the labels a label filter needs that are not known since the restart (the token's runs only)."""
+        await self._fill_labels(self._index.unlabelled(prefixes))
 
     def observed(self, entry: Entry, gen: int, summary: state_pb2.RunSummary) -> None:
         """A page read ``summary`` for ``entry``: keep the state it shows, unless news arrived meanwhile.
@@ -196,7 +266,14 @@ class ListingUpkeep:
                 await asyncio.sleep(PLACE_DELAY_SECONDS)  # batch the news of a burst of writes
                 await self.place_pending()
                 if loop.time() >= next_refresh:
+                    if self._store is not None and await self._blocking(
+                        self._store.others_seen_within, OTHERS_FRESH_SECONDS
+                    ):
+                        log.warning("listing index: another server process uses this data directory; off")
+                        self.ready = self._active = False
+                        return
                     await self._refresh(self._index.dirty_run_ids())
+                    await self._fill_labels(self._index.unlabelled([""], LABEL_RUNS_PER_TICK))
                     next_refresh = loop.time() + REFRESH_SECONDS
                 await self._persist()
         except asyncio.CancelledError:
@@ -204,7 +281,7 @@ class ListingUpkeep:
         except Exception:
             # The index is an accelerator: without it the listing reads every run, as it always could.
             log.exception("listing index: upkeep failed; listing by reading every run from now on")
-            self.ready = False
+            self.ready = self._active = False
 
     def _repaired(self) -> None:
         self.ready = self.repaired = True
@@ -233,8 +310,7 @@ class ListingUpkeep:
             if versions is None or state is None or state.version is None:
                 stale.append(entry.run_id)  # no version to compare: read it again
             elif versions.get(entry.run_id) != state.version:
-                entry.dirty = True
-                entry.gen += 1
+                self._index.mark_dirty(entry.run_id)  # moved while nobody looked: a candidate everywhere
                 stale.append(entry.run_id)
         await self._refresh(absent + stale)
         await self._persist()
@@ -264,7 +340,7 @@ class ListingUpkeep:
         return Entry(
             run_id=run_id,
             key=(meta.created_at.seconds, meta.created_at.nanos, run_id),
-            labels=dict(meta.labels),
+            labels=shared_labels(meta.labels),
             task_id=meta.task_id,
             parent_run_id=meta.forked_from.run_id,
         )
@@ -289,9 +365,29 @@ class ListingUpkeep:
                     self._drop(run_id)
                     self._index.pending.add(run_id)
                 elif self._known_corrupt(run_id):
-                    entry.dirty = False  # listed as corrupt by the listing itself; its state is not this
+                    self._index.mark_clean(entry)  # listed as corrupt by the listing itself; its state is not this
                 else:
                     self._record(entry, RunState.of(summary, versions.get(run_id)))
+
+    async def _fill_labels(self, entries: Sequence[Entry]) -> None:
+        """Read the metas of entries whose labels are not known (never persisted: they are content)."""
+
+        async def one(entry: Entry) -> None:
+            try:
+                stored = await self._backend.meta(entry.run_id)
+            except (RunNotFoundError, RunDeletedError):
+                self._drop(entry.run_id)
+                return
+            except JournalError:
+                stored = None
+            if self._index.get(entry.run_id) is not entry or entry.labels is not LABELS_UNKNOWN:
+                return
+            if stored is None or stored.record is None or stored.record.WhichOneof("payload") != Kind.META:
+                entry.labels = None  # unreadable now: excluded by any meta condition, as the full listing does
+            else:
+                entry.labels = shared_labels(stored.record.meta.labels)
+
+        await self._gather(entries, one)
 
     async def _read_summary(self, run_id: str) -> state_pb2.RunSummary | None:
         try:
@@ -300,7 +396,7 @@ class ListingUpkeep:
             return None
 
     def _record(self, entry: Entry, state: RunState) -> None:
-        entry.dirty = False
+        self._index.mark_clean(entry)
         if state != entry.state:
             entry.set_state(state)
             self._ops.append(("put", entry))
@@ -324,10 +420,10 @@ class ListingUpkeep:
             # Lost changes are found again by the next start's repair (versions differ).
             log.warning("listing index: cannot persist (%s); it is repaired at the next start", err)
 
-    async def _gather(self, run_ids: Sequence[str], read: Callable[[str], Awaitable[T]]) -> list[T]:
+    async def _gather(self, items: Sequence[K], read: Callable[[K], Awaitable[T]]) -> list[T]:
         found: list[T] = []
-        for start in range(0, len(run_ids), READ_CONCURRENCY):
-            found += await asyncio.gather(*(read(r) for r in run_ids[start : start + READ_CONCURRENCY]))
+        for start in range(0, len(items), READ_CONCURRENCY):
+            found += await asyncio.gather(*(read(item) for item in items[start : start + READ_CONCURRENCY]))
         return found
 
     async def _blocking(self, fn: Callable[..., T], *args: object) -> T:

@@ -131,9 +131,13 @@ class Runs:
         self.events.listen(self._deleter)  # a deletion through another replica forgets the run here too
         self.events.listen(self._listing.upkeep)  # the listing index hears of every write as it is announced
 
-    async def start(self) -> None:
-        """Load the listing index (``listing_upkeep.py``) before the server serves; its repair runs on."""
-        await self._listing.start()
+    async def start(self, *, listing_index: bool = True) -> None:
+        """Load the listing index (``listing_upkeep.py``) before the server serves; its repair runs on.
+
+        Without it (or without ``start``) every listing reads every run.
+        """
+        if listing_index:
+            await self._listing.start()
 
     # ----------------------------------------------------------------- append
 

@@ -3,7 +3,8 @@
 The reference is always the listing a server gives with no index at all
 (it then reads every run, as before the index existed): a stale, damaged or
 missing index must give exactly its pages. Over real servers, real gRPC, on
-both backends (JetStream keeps its index in memory: rebuilt at every start).
+both backends (JetStream keeps no index: its listing must give the same pages
+across restarts all the same).
 """
 
 from __future__ import annotations
@@ -306,3 +307,42 @@ run_id_prefixes = ["team-b-"]
             assert (pages(stub, a), pages(stub, bee)) == before
     finally:
         servers.close()
+
+
+def test_two_server_processes_on_one_data_dir_both_list_what_the_journals_say(file_servers: Servers):
+    """Neither hears of the other's writes, so neither may trust an index: both read every run."""
+    first = file_servers.start()
+    second = ServerProcess(file_servers.data_dir).start()
+    try:
+        for stub_a in stub_of(first):
+            for stub_b in stub_of(second):
+                populate(stub_a, count=6)
+                # The first server's runs are closed there once listed, so the second may write them.
+                create(stub_b, "idx-from-b", 1_800_000_000)
+                append(stub_b, "idx-from-b", b.terminal(2))
+                completed = [s.run_id for s in stub_a.ListRuns(FILTERS["completed"], timeout=30).runs]
+                assert completed[0] == "idx-from-b"
+                assert [s.run_id for s in stub_b.ListRuns(FILTERS["completed"], timeout=30).runs] == completed
+    finally:
+        assert second.stop() == 0, second.log()
+    file_servers.stop()
+
+
+def test_a_deleted_runs_labels_are_nowhere_in_the_index(file_servers: Servers):
+    """Labels are content: the index never persists them, so a deletion leaves none behind (and a restart reads
+    them back from the metas for a label filter)."""
+    canary = "c4n4ry-0f-th3-l1st1ng-1nd3x"
+    server = file_servers.start()
+    for stub in stub_of(server):
+        create(stub, "idx-secret", 1_700_000_000, secret=canary)
+        create(stub, "idx-kept", 1_700_000_001, secret="kept")
+        assert [s.run_id for s in stub.ListRuns(pb.ListRunsRequest(), timeout=30).runs] == ["idx-kept", "idx-secret"]
+        stub.DeleteRun(pb.DeleteRunRequest(run_id="idx-secret", expected_last_seq=1), timeout=30)
+    file_servers.stop()
+    index = file_servers.data_dir / INDEX_DIR
+    assert index.is_dir() and not any(canary.encode() in path.read_bytes() for path in index.iterdir())
+    server = file_servers.start()
+    for stub in stub_of(server):
+        labelled = stub.ListRuns(pb.ListRunsRequest(labels={"secret": "kept"}), timeout=30).runs
+        assert [s.run_id for s in labelled] == ["idx-kept"]
+    file_servers.stop()

@@ -1,0 +1,86 @@
+"""ListingIndex: its newest-first walk is the brute-force order, per prefix, and walks only the prefix's runs."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from runjournal_server.listing_index import Entry, ListingIndex, SortKey
+
+IDS = st.sampled_from([f"{p}{n}" for p in ("a-", "ab-", "b-", "c") for n in range(6)])
+OPS = st.lists(
+    st.tuples(st.sampled_from(["put", "remove", "dirty", "clean"]), IDS, st.integers(0, 5), st.integers(0, 2)),
+    max_size=60,
+)
+PREFIXES = st.lists(st.sampled_from(["", "a", "a-", "ab-", "b-", "c", "zz"]), min_size=1, max_size=3)
+
+
+def entry(run_id: str, seconds: int, nanos: int) -> Entry:
+    return Entry(run_id=run_id, key=(seconds, nanos, run_id), labels={})
+
+
+def apply(index: ListingIndex, op: str, run_id: str, seconds: int, nanos: int) -> None:
+    if op == "put":
+        index.put(entry(run_id, seconds, nanos))
+    elif op == "remove":
+        index.remove(run_id)
+    elif op == "dirty":
+        index.mark_dirty(run_id)
+    elif (found := index.get(run_id)) is not None:
+        index.mark_clean(found)
+
+
+def brute(index: ListingIndex, prefixes: list[str], before: SortKey | None) -> list[str]:
+    keys = sorted((e.key for e in index.entries() if e.run_id.startswith(tuple(prefixes))), reverse=True)
+    return [key[2] for key in keys if before is None or key < before]
+
+
+@settings(max_examples=300, deadline=None)
+@given(OPS, PREFIXES, st.one_of(st.none(), st.tuples(st.integers(0, 5), st.integers(0, 2), IDS)))
+def test_the_walk_is_the_brute_force_order(ops, prefixes, before):
+    index = ListingIndex()
+    index.newest_first(["a-"], None)  # a prefix list made before the changes must follow them
+    list(index.newest_first(["a-", "b-"], None))
+    for op, run_id, seconds, nanos in ops:
+        apply(index, op, run_id, seconds, nanos)
+    assert [e.run_id for e in index.newest_first(prefixes, before)] == brute(index, prefixes, before)
+    assert sorted(index.dirty_run_ids()) == sorted(e.run_id for e in index.entries() if e.dirty)
+    assert not index.pending & set(index.run_ids())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(IDS, st.integers(0, 5)), min_size=1, max_size=30), OPS, PREFIXES)
+def test_a_walk_the_index_changes_under_gives_each_run_at_most_once_in_order(initial, ops, prefixes):
+    """Between two steps of a walk (where the listing awaits its reads), runs come and go."""
+    index = ListingIndex()
+    for run_id, seconds in initial:
+        index.put(entry(run_id, seconds, 0))
+    walk = index.newest_first(prefixes, None)
+    seen: list[SortKey] = []
+    for (op, run_id, seconds, nanos), step in zip(ops, walk, strict=False):
+        seen.append(step.key)
+        apply(index, op, run_id, seconds, nanos)
+    seen += [step.key for step in walk]
+    assert seen == sorted(set(seen), reverse=True)
+    assert all(key[2].startswith(tuple(prefixes)) for key in seen)
+
+
+class CountingDict(dict[str, Entry]):
+    looked_up: set[str]
+
+    def get(self, key, default=None):  # type: ignore[override]
+        self.looked_up.add(key)
+        return super().get(key, default)
+
+
+def test_a_tenant_walk_touches_only_the_tenants_runs():
+    index = ListingIndex()
+    for number in range(500):
+        index.put(entry(f"b-{number}", number, 0))
+    for number in range(5):
+        index.put(entry(f"a-{number}", number * 100, 0))
+    counting = CountingDict(index._entries)
+    counting.looked_up = set()
+    index._entries = counting
+    assert [e.run_id for e in index.newest_first(["a-"], None)] == [f"a-{n}" for n in reversed(range(5))]
+    assert counting.looked_up == {f"a-{n}" for n in range(5)}
