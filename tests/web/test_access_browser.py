@@ -78,6 +78,24 @@ def test_the_inbox_needs_the_access_token(browser: WebDriver, web_server: WebSer
     assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
 
 
+def test_without_an_access_token_set_one_is_generated_printed_and_needed(journal_server, tmp_path: Path):
+    server = WebServer(journal_server.address, tmp_path / "web.log", env={"RUNJOURNAL_WEB_TOKEN": ""}).start()
+    try:
+        assert server.process is not None and server.process.stdout is not None
+        line = server.process.stdout.readline()
+        assert line.startswith("access token (set $RUNJOURNAL_WEB_TOKEN to choose it): ")
+        token = line.rpartition(": ")[2].strip()
+        visitor = Visitor(server.url)
+        page = visitor.request("/login")[1]
+        assert visitor.request("/login", {"csrf_token": csrf_token(page), "access_token": "guess"})[0] == 403
+        assert visitor.request("/login", {"access_token": token})[0] == 403  # the sign-in form has its token too
+        assert visitor.request("/")[0] == 303
+        assert visitor.request("/login", {"csrf_token": csrf_token(page), "access_token": token})[0] == 303
+        assert visitor.request("/")[0] == 200
+    finally:
+        server.stop()
+
+
 def test_a_form_post_without_its_token_is_refused_and_writes_nothing(
     browser: WebDriver, web_server: WebServer, journal_server
 ):
