@@ -85,10 +85,22 @@ async def watch_run(runs: Runs, run_id: str, after_seq: int) -> AsyncGenerator[b
     if after_seq < 0:
         raise InvalidArgumentError("after_seq", "must be 0 (from the start) or a seq the client received")
     with runs.events.watch_run(run_id) as channel:  # subscribed before the store is read: no news is missed
-        async with contextlib.aclosing(_Records(runs, run_id, after_seq)) as stored_part:
-            while (item := await _next(stored_part)) is not None:
-                yield item
-            sent = stored_part.sent
+        # A client resuming near the head (after a transport failure) reads what it missed back from the
+        # end, with the record at after_seq as proof the run has it; from the start, or far behind, forward.
+        recent = await runs.read_recent(run_id, after_seq - 1, RECENT_BYTES) if after_seq else None
+        if recent is None:
+            async with contextlib.aclosing(_Records(runs, run_id, after_seq)) as stored_part:
+                while (item := await _next(stored_part)) is not None:
+                    yield item
+                sent = stored_part.sent
+        else:
+            if not recent or recent[0].seq != after_seq:
+                raise _beyond_head(run_id, after_seq)
+            sent = recent[-1].seq
+            recent.reverse()
+            recent.pop()  # the record at after_seq: checked, not sent
+            while recent:
+                yield _record_item(recent.pop())
         yield pb.WatchResponse(caught_up=pb.CaughtUp(head_seq=sent)).SerializeToString()
         while True:
             await _news_past(channel, sent)
@@ -106,6 +118,10 @@ async def watch_run(runs: Runs, run_id: str, after_seq: int) -> AsyncGenerator[b
             if moved_to == sent:
                 await _stale_news(channel)
             sent = moved_to
+
+
+def _beyond_head(run_id: str, after_seq: int) -> InvalidArgumentError:
+    return InvalidArgumentError("after_seq", f"run {run_id!r} has no record at seq {after_seq}")
 
 
 async def _recent(runs: Runs, run_id: str, sent: int) -> list[StoredRecord] | None:
@@ -186,7 +202,7 @@ class _Records:
     def _refuse_missing(self) -> None:
         if self.sent == 0:
             raise RunNotFoundError(self._run_id)  # no complete record: a creation that never became durable
-        raise InvalidArgumentError("after_seq", f"run {self._run_id!r} has no record at seq {self._after}")
+        raise _beyond_head(self._run_id, self._after)
 
     async def aclose(self) -> None:
         await self._reader.aclose()

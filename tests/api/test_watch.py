@@ -141,6 +141,23 @@ def test_watch_from_any_seq_sends_exactly_the_records_after_it_then_caught_up_at
         call.cancel()
 
 
+def test_watch_far_behind_the_head_sends_every_record_after_its_seq(stub: JournalStub) -> None:
+    """Over 256 KiB behind, the stored part is read forward (not back from the end): the same records."""
+    run_id = new_run_id("watch")
+    create(stub, run_id)
+    padding = "x" * 3000
+    for first in range(2, 152, 50):
+        records = [b.note(seq, f"{seq} {padding}") for seq in range(first, first + 50)]
+        stub.AppendBatch(pb.AppendBatchRequest(run_id=run_id, claim_token=1, records=records))
+    call = stub.Watch(pb.WatchRequest(run_id=run_id, after_seq=2))
+    try:
+        assert take(call, 150) == [("record", seq) for seq in range(3, 152)] + [("caught_up", 151)]
+    finally:
+        call.cancel()
+    err = refusal(lambda: next(stub.Watch(pb.WatchRequest(run_id=run_id, after_seq=152))))
+    assert error_info(err).metadata["field"] == "after_seq"
+
+
 def test_watch_of_a_missing_run_is_run_not_found(stub: JournalStub) -> None:
     run_id = new_run_id("watch")
     err = refusal(lambda: next(stub.Watch(pb.WatchRequest(run_id=run_id))))
