@@ -5,12 +5,13 @@ first, then read the store, then wait for news past what was sent. The news
 says only *that* something moved; what is sent is always read from the store
 after the news, so it is never stale, never ahead of what is acknowledged
 (``Runs.read``), and nothing is buffered for a slow client: while gRPC flow
-control holds a stream up, the stream holds one serialized item and the news
+control holds a stream up, the stream holds one serialized item, what is
+left of one read of the store (a chunk, about 256 KiB at most) and the news
 (one seq, or one set of run ids), and reads the store again when it moves on.
 
-Items are serialized here, and the record or summary they came from is
-dropped before the item is handed out, so a stalled client costs its stream
-one item's bytes whatever is appended meanwhile.
+Items are serialized here, one at a time, and the record or summary they
+came from is dropped before the item is handed out, so what a stalled client
+costs its stream does not grow with what is appended meanwhile.
 """
 
 from __future__ import annotations
