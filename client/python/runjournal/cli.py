@@ -104,6 +104,7 @@ def _parser() -> argparse.ArgumentParser:
         "--label", action="append", default=[], type=_label, metavar="KEY=VALUE", help="only runs with label"
     )
     listing.add_argument("--task", default="", metavar="TASK_ID", help="only runs serving this task")
+    listing.add_argument("--parent", default="", metavar="RUN_ID", help="only runs forked from this run")
     listing.add_argument("--limit", type=int, default=50, help="at most this many runs (default 50)")
     listing.set_defaults(handler=_runs_list)
     show = runs_commands.add_parser("show", help="show a run's folded conversation")
@@ -163,7 +164,7 @@ def _runs_list(args: argparse.Namespace) -> int:
     labels = dict(args.label)
     with _client(args) as client:
         print(f"{'RUN':<40} {'STATUS':<15} {'LAST SEQ':>8}  CREATED")
-        for count, run in enumerate(client.iter_runs(status=status, labels=labels, task_id=args.task)):
+        for count, run in enumerate(client.iter_runs(status=status, labels=labels, task_id=args.task, parent_run_id=args.parent)):
             if count >= args.limit:
                 break
             state = state_pb2.RunStatus.Name(run.status).removeprefix("RUN_STATUS_").lower()
