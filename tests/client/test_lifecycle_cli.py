@@ -175,3 +175,10 @@ def test_gc_takes_a_cutoff_time_instead_of_an_age(fake: FakeServer) -> None:
     assert main(["gc", "--address", fake.address, "--stopped-before", "2026-11-01T00:00Z", "--dry-run"]) == 0
     (listing,) = fake.journal.requests("ListRuns")
     assert listing.stopped_before.ToDatetime(tzinfo=datetime.UTC) == datetime.datetime(2026, 11, 1, tzinfo=datetime.UTC)
+
+
+def test_runs_list_filters_by_parent(fake: FakeServer) -> None:
+    fake.journal.pages[""] = pb.ListRunsResponse()
+    assert main(["runs", "list", "--address", fake.address, "--parent", "r1"]) == 0
+    (listing,) = fake.journal.requests("ListRuns")
+    assert listing.parent_run_id == "r1"

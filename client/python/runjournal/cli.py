@@ -164,7 +164,8 @@ def _runs_list(args: argparse.Namespace) -> int:
     labels = dict(args.label)
     with _client(args) as client:
         print(f"{'RUN':<40} {'STATUS':<15} {'LAST SEQ':>8}  CREATED")
-        for count, run in enumerate(client.iter_runs(status=status, labels=labels, task_id=args.task, parent_run_id=args.parent)):
+        runs = client.iter_runs(status=status, labels=labels, task_id=args.task, parent_run_id=args.parent)
+        for count, run in enumerate(runs):
             if count >= args.limit:
                 break
             state = state_pb2.RunStatus.Name(run.status).removeprefix("RUN_STATUS_").lower()
