@@ -226,8 +226,11 @@ type JournalServiceClient interface {
 	// until the client cancels. Records written through another server replica
 	// (JetStream) are sent too. A slow reader is held by gRPC flow control and
 	// read again from the store when it catches up; the server buffers nothing
-	// for it beyond one item. After a transport failure a client watches again
-	// with `after_seq` = the last `seq` it received. Only acknowledged records
+	// for it beyond one item and one read of the store (as Read: about 256 KiB,
+	// or one larger record). After a transport failure a client watches again
+	// with `after_seq` = the last `seq` it received; a server that shuts down
+	// ends its watch streams at once with UNAVAILABLE and no ErrorInfo, to be
+	// resumed the same way through another server. Only acknowledged records
 	// are sent (as Read). A JetStream replica hears of the others' records
 	// through a consumer of the stream, so they arrive a moment later than
 	// records written through the replica watched.
@@ -245,7 +248,9 @@ type JournalServiceClient interface {
 	// reader may get coalesced summaries of a run (the newest wins), never a
 	// stale one: each is read after the change it reports. A change that leaves
 	// the summary as it was sent last sends nothing. With token auth on, only
-	// runs within the token's prefixes.
+	// runs within the token's prefixes. A server that shuts down ends the
+	// stream with UNAVAILABLE and no ErrorInfo; watch again (the stored part
+	// then says what changed meanwhile).
 	//
 	// Errors: INVALID_ARGUMENT (a bad filter).
 	WatchRuns(ctx context.Context, in *WatchRunsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchRunsResponse], error)
@@ -540,8 +545,11 @@ type JournalServiceServer interface {
 	// until the client cancels. Records written through another server replica
 	// (JetStream) are sent too. A slow reader is held by gRPC flow control and
 	// read again from the store when it catches up; the server buffers nothing
-	// for it beyond one item. After a transport failure a client watches again
-	// with `after_seq` = the last `seq` it received. Only acknowledged records
+	// for it beyond one item and one read of the store (as Read: about 256 KiB,
+	// or one larger record). After a transport failure a client watches again
+	// with `after_seq` = the last `seq` it received; a server that shuts down
+	// ends its watch streams at once with UNAVAILABLE and no ErrorInfo, to be
+	// resumed the same way through another server. Only acknowledged records
 	// are sent (as Read). A JetStream replica hears of the others' records
 	// through a consumer of the stream, so they arrive a moment later than
 	// records written through the replica watched.
@@ -559,7 +567,9 @@ type JournalServiceServer interface {
 	// reader may get coalesced summaries of a run (the newest wins), never a
 	// stale one: each is read after the change it reports. A change that leaves
 	// the summary as it was sent last sends nothing. With token auth on, only
-	// runs within the token's prefixes.
+	// runs within the token's prefixes. A server that shuts down ends the
+	// stream with UNAVAILABLE and no ErrorInfo; watch again (the stored part
+	// then says what changed meanwhile).
 	//
 	// Errors: INVALID_ARGUMENT (a bad filter).
 	WatchRuns(*WatchRunsRequest, grpc.ServerStreamingServer[WatchRunsResponse]) error

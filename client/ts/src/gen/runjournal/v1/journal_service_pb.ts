@@ -1248,8 +1248,11 @@ export const JournalService: GenService<{
    * until the client cancels. Records written through another server replica
    * (JetStream) are sent too. A slow reader is held by gRPC flow control and
    * read again from the store when it catches up; the server buffers nothing
-   * for it beyond one item. After a transport failure a client watches again
-   * with `after_seq` = the last `seq` it received. Only acknowledged records
+   * for it beyond one item and one read of the store (as Read: about 256 KiB,
+   * or one larger record). After a transport failure a client watches again
+   * with `after_seq` = the last `seq` it received; a server that shuts down
+   * ends its watch streams at once with UNAVAILABLE and no ErrorInfo, to be
+   * resumed the same way through another server. Only acknowledged records
    * are sent (as Read). A JetStream replica hears of the others' records
    * through a consumer of the stream, so they arrive a moment later than
    * records written through the replica watched.
@@ -1275,7 +1278,9 @@ export const JournalService: GenService<{
    * reader may get coalesced summaries of a run (the newest wins), never a
    * stale one: each is read after the change it reports. A change that leaves
    * the summary as it was sent last sends nothing. With token auth on, only
-   * runs within the token's prefixes.
+   * runs within the token's prefixes. A server that shuts down ends the
+   * stream with UNAVAILABLE and no ErrorInfo; watch again (the stored part
+   * then says what changed meanwhile).
    *
    * Errors: INVALID_ARGUMENT (a bad filter).
    *
