@@ -18,6 +18,7 @@ import pytest
 
 from runjournal import AsyncJournalClient, CaughtUp, JournalClient, WatchedRecord
 from runjournal.errors import LastSeqMismatchError, RunDeletedError, TaskDeletedError
+from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import state_pb2
 from tests.client.tcp_proxy import CuttableProxy
 from tests.conftest import new_stream_target
@@ -306,3 +307,18 @@ def test_inbox_watch_shows_a_call_that_waits_then_that_it_no_longer_does(
         assert process.stdout.readline().strip() == f"- {run_id} c1: no longer waits"
     finally:
         stop(process)
+
+
+def test_watch_runs_sends_a_deleted_run_as_left_deleted(client: JournalClient) -> None:
+    label = new_id("suite")
+    run_id = new_id("leaves")
+    last = create(client, run_id, label=label)
+    stream = client.watch_runs(labels={"suite": label})
+    try:
+        first = next(stream)
+        assert isinstance(first, state_pb2.RunSummary) and first.run_id == run_id
+        assert next(stream) == CaughtUp(head_seq=0)
+        client.delete_run(run_id, last)
+        assert next(stream) == pb.RunLeft(run_id=run_id, deleted=True)
+    finally:
+        stream.close()
