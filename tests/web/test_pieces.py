@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from runjournal.errors import AlreadyAnsweredError, AlreadyDecidedError, RunNotFoundError
-from runjournal.v1 import state_pb2
+from runjournal.v1 import records_pb2, state_pb2
 from runjournal.web import views
 from runjournal.web.access import Access, Session
 from runjournal.web.app import refusal_text
@@ -75,3 +75,16 @@ def test_a_lost_race_reads_already_answered_or_decided_at_the_winners_seq():
     assert refusal_text(answered) == "already answered at seq 7"
     assert refusal_text(decided) == "already decided at seq 9"
     assert refusal_text(missing) == "RUN_NOT_FOUND: no run \\u202e here"
+
+
+def test_a_row_whose_run_was_refused_since_the_listing_names_the_refusal_where_the_arguments_were():
+    summary = state_pb2.RunSummary(run_id="r", last_seq=4)
+    summary.waiting_calls.add(tool_use_id="c1", tool_name="deploy", waiting_for=state_pb2.WAITING_FOR_DECISION)
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    (row,) = views.inbox_rows([summary], {"r": "RUN_DELETED: the run was deleted"}, now)
+    assert row.arguments == ["(arguments not available: RUN_DELETED: the run was deleted)"]
+    assert row.waits_for == "decision"
+    batch = state_pb2.PendingBatch()
+    batch.calls.add().tool_use.CopyFrom(records_pb2.ToolUseBlock(id="c1", name="deploy", input_json='{"a":1}'))
+    (row,) = views.inbox_rows([summary], {"r": batch}, now)
+    assert row.arguments == ["{", '  "a": 1', "}"]

@@ -21,6 +21,7 @@ from aiohttp import web
 from runjournal.aio import AsyncJournalClient
 from runjournal.errors import AlreadyAnsweredError, AlreadyDecidedError, RunJournalError
 from runjournal.render import safe_text
+from runjournal.v1 import state_pb2
 from runjournal.web import events, guards, views
 from runjournal.web.access import CSRF_FIELD, Access, Session
 from runjournal.web.keys import ACCESS, CLIENT, FEED, FOLLOWING, SETTINGS, STREAMS, TEMPLATES, OpenStreams
@@ -160,13 +161,21 @@ async def _inbox_values(request: web.Request) -> dict[str, Any]:
         summaries.append(summary)
         if len(summaries) >= INBOX_RUNS:
             break
-    folds = await asyncio.gather(
-        *(client.fold(s.run_id, conversation_from=CONVERSATION_ALL) for s in summaries), return_exceptions=True
-    )
-    # A run that cannot be folded still gets its row, without arguments; the run page shows the refusal.
-    pending = {s.run_id: f.pending for s, f in zip(summaries, folds, strict=True) if not isinstance(f, BaseException)}
+    pending = dict(await asyncio.gather(*(_pending(client, s.run_id) for s in summaries)))
     rows = views.inbox_rows(summaries, pending, datetime.now(UTC))
     return {"rows": rows, "version": version, "truncated": len(summaries) >= INBOX_RUNS}
+
+
+async def _pending(client: AsyncJournalClient, run_id: str) -> tuple[str, state_pb2.PendingBatch | str]:
+    """The run's pending batch, for its calls' arguments; or, refused, what the row says instead.
+
+    A run listed a moment ago can be refused now (deleted, or damaged since):
+    it keeps its row, which names the refusal where the arguments would be.
+    """
+    try:
+        return run_id, (await client.fold(run_id, conversation_from=CONVERSATION_ALL)).pending
+    except RunJournalError as err:
+        return run_id, refusal_text(err)
 
 
 async def inbox_page(request: web.Request, notice: str = "", error: str = "", status: int = 200) -> web.StreamResponse:

@@ -10,7 +10,7 @@ text is kept as lines, each escaped on its own, for the template to join.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -87,20 +87,28 @@ class InboxRow:
 
 
 def inbox_rows(
-    summaries: Iterable[state_pb2.RunSummary], pending: dict[str, state_pb2.PendingBatch], now: datetime
+    summaries: Iterable[state_pb2.RunSummary], pending: Mapping[str, state_pb2.PendingBatch | str], now: datetime
 ) -> list[InboxRow]:
-    """Rows for every waiting call of ``summaries``; ``pending`` holds each run's pending batch, for the arguments."""
+    """Rows for every waiting call of ``summaries``.
+
+    ``pending`` holds each run's pending batch, for the calls' arguments, or
+    the refusal its fold met (shown where the arguments would be).
+    """
     rows = []
     for summary in summaries:
-        batch = pending.get(summary.run_id)
-        inputs = {call.tool_use.id: call.tool_use.input_json for call in batch.calls} if batch else {}
+        batch = pending.get(summary.run_id, "")
+        inputs = {} if isinstance(batch, str) else {c.tool_use.id: c.tool_use.input_json for c in batch.calls}
         for call in summary.waiting_calls:
+            if call.tool_use_id in inputs:
+                arguments = arguments_lines(inputs[call.tool_use_id])
+            else:  # refused since the listing, or the call left the batch meanwhile
+                arguments = [f"(arguments not available: {batch})" if batch else "(arguments not available)"]
             rows.append(
                 InboxRow(
                     run_id=summary.run_id,
                     call_id=call.tool_use_id,
                     tool=shown(call.tool_name),
-                    arguments=arguments_lines(inputs[call.tool_use_id]) if call.tool_use_id in inputs else [],
+                    arguments=arguments,
                     reason=shown(call.reason),
                     expected=shown(call.expected_answerer or "anyone"),
                     waits_for=waiting_for(call.waiting_for),
