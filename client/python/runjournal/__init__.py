@@ -24,8 +24,9 @@ from runjournal._builders import (
     tool_use_block,
     user_record,
 )
-from runjournal._common import DEFAULT_TIMEOUT_SECONDS, MAX_MESSAGE_BYTES, CaughtUp, WatchedRecord
+from runjournal._common import DEFAULT_TIMEOUT_SECONDS, MAX_MESSAGE_BYTES
 from runjournal._retry import NO_RETRY, RetryPolicy
+from runjournal._watching import CaughtUp, WatchedRecord
 from runjournal.aio import AsyncJournalClient, AsyncTaskClient
 from runjournal.client import JournalClient, TaskClient
 from runjournal.errors import (

@@ -22,8 +22,9 @@ import grpc.aio  # unasync: drop
 from runjournal import _common
 from runjournal._builders import DecisionLike
 from runjournal._client_aio import _AsyncClient
-from runjournal._common import OutOfBandRequest, RunsItem, RunStatusLike, TimeLike, WatchItem
+from runjournal._common import OutOfBandRequest, RunStatusLike, TimeLike
 from runjournal._tasks_aio import AsyncTaskClient
+from runjournal._watching import CaughtUp, RunsItem, RunsResume, WatchedRecord, WatchItem, watch_item
 from runjournal.errors import RunJournalError
 from runjournal.v1 import journal_service_pb2, journal_service_pb2_grpc, records_pb2, state_pb2
 
@@ -277,11 +278,11 @@ class AsyncJournalClient(_AsyncClient):
             try:
                 async for response in call:
                     attempts = self._attempts()
-                    item = _common.watch_item(response)
-                    if isinstance(item, _common.WatchedRecord):
+                    item = watch_item(response)
+                    if isinstance(item, WatchedRecord):
                         last_seq = item.seq
                         yield item
-                    elif isinstance(item, _common.CaughtUp) and not caught_up:
+                    elif isinstance(item, CaughtUp) and not caught_up:
                         # A resumed stream catches up again; the caller was told once.
                         caught_up = True
                         yield item
@@ -316,7 +317,7 @@ class AsyncJournalClient(_AsyncClient):
         """
         request = _common.watch_runs_request(status, labels, waiting_for_person, task_id, parent_run_id)
         attempts = self._attempts()
-        shown = _common.RunsResume()
+        shown = RunsResume()
         while True:
             call = self._stub.WatchRuns(request, metadata=self._metadata)
             try:

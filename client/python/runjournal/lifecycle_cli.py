@@ -17,7 +17,7 @@ import sys
 import time
 
 from runjournal._cli_support import add_address, client_of, confirmed, label
-from runjournal._common import CaughtUp
+from runjournal._watching import CaughtUp
 from runjournal.errors import LastSeqMismatchError, UnavailableError
 from runjournal.render import inbox_changes, render_inbox, render_record, safe_text
 from runjournal.v1 import state_pb2
