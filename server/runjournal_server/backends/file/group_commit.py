@@ -92,6 +92,8 @@ class GroupCommitter:
         self._lost_sync = False
         """A dirty journal's fsync failed at its close: the log must not be rewound or removed."""
         self._dirty_mutex = threading.Lock()
+        self._log_mutex = threading.Lock()
+        """Held by the drain around a group's commit, and by ``scrub_sync``: one of them uses the log at a time."""
 
     def start_sync(self) -> None:
         restored = commit_log.recover(self.data_dir)
@@ -108,7 +110,19 @@ class GroupCommitter:
             self._draining = True
         if start:
             # A cancelled caller does not stop the drain: it writes and advances the journal anyway.
-            loop.run_in_executor(self.executor, self._drain)
+            # Nobody awaits the drain itself, so a configured executor gets it without an asyncio future.
+            try:
+                if self.executor is not None:
+                    self.executor.submit(self._drain)
+                else:
+                    loop.run_in_executor(None, self._drain)
+            except RuntimeError as err:  # the executor is shut down: nothing will drain, so nobody may wait
+                with self._mutex:
+                    self._draining = False
+                    stranded, self._pending = self._pending, []
+                for item in stranded:
+                    item.error = StorageUnavailableError(item.journal.run_id, f"the server is stopping ({err})")
+                _wake(stranded)
         await pending.future
 
     # ------------------------------------------------------------ the drain (one at a time, in the executor)
@@ -122,7 +136,8 @@ class GroupCommitter:
                     self._draining = False
                     return
             try:
-                self._commit(group)
+                with self._log_mutex:
+                    self._commit(group)
             except BaseException as err:  # never leave callers waiting on a drain that died
                 log.exception("the group commit failed unexpectedly")
                 for pending in group:
@@ -231,6 +246,25 @@ class GroupCommitter:
             except OSError:
                 log.exception("could not remove commit log %s after a failed sync", retired.path)
         self._abandon()
+
+    def scrub_sync(self) -> None:
+        """Leave no line of a run just deleted in this process's log (``tombstones.py``): checkpoint, then wipe.
+
+        The log keeps each append's lines until its journal is fsynced and the
+        log rewound, and a rewind overwrites only as far as new entries go. So
+        after a deletion every journal the log covers is fsynced and the whole
+        log overwritten with zeros. Where a journal's fsync fails the log is
+        still the only copy of its appends: it is kept (as ``_abandon`` says)
+        and the next start replays and removes it, which writes nothing into a
+        deleted run.
+        """
+        with self._log_mutex:
+            if self._log is None:
+                return
+            if self._checkpoint():
+                self._log.wipe()
+            else:
+                self._abandon()
 
     # ------------------------------------------------------------ journal lifecycle
 

@@ -26,7 +26,7 @@ from collections.abc import Callable
 import nats.errors
 from nats.aio.msg import Msg
 
-from runjournal_server.backends.jetstream.api import HEADER_MSG_ID, JetStreamApi, StoredMessage
+from runjournal_server.backends.jetstream.api import JetStreamApi
 
 log = logging.getLogger(__name__)
 
@@ -39,11 +39,14 @@ _NANOS = 1_000_000_000
 
 async def fetch_first(
     api: JetStreamApi, filter_subject: str, count: int, expected_subject: Callable[[int], str]
-) -> list[StoredMessage]:
-    """The run's first messages, up to ``count``, in order: fewer when the consumer lagged or could not be used.
+) -> list[bytes]:
+    """The bodies of the run's first messages, up to ``count``, in order: fewer when the consumer lagged or failed.
 
     Message ``n`` (from 1) is kept only while its subject is
-    ``expected_subject(n)``; delivery stops at the first that is not.
+    ``expected_subject(n)``; delivery stops at the first that is not. Only
+    the bodies: the records are decoded and checked at their seq by the
+    caller, and nothing else of a message before the last is used (the
+    fence is on the last, which the caller read from the stream leader).
     """
     nc = api.connection
     try:
@@ -75,11 +78,9 @@ async def fetch_first(
             await nc.request(f"$JS.API.CONSUMER.DELETE.{api.stream}.{name}", b"", timeout=api.timeout)
 
 
-async def _pull(
-    api: JetStreamApi, consumer: str, count: int, expected_subject: Callable[[int], str]
-) -> list[StoredMessage]:
+async def _pull(api: JetStreamApi, consumer: str, count: int, expected_subject: Callable[[int], str]) -> list[bytes]:
     nc = api.connection
-    found: list[StoredMessage] = []
+    found: list[bytes] = []
     done = asyncio.Event()
     inbox = nc.new_inbox()
 
@@ -92,15 +93,7 @@ async def _pull(
         if msg.subject != expected_subject(len(found) + 1):
             done.set()
             return
-        found.append(
-            StoredMessage(
-                subject=msg.subject,
-                stream_seq=msg.metadata.sequence.stream,
-                data=msg.data,
-                msg_id=(msg.headers or {}).get(HEADER_MSG_ID),
-                stored_at=msg.metadata.timestamp.timestamp(),
-            )
-        )
+        found.append(msg.data)
         if len(found) >= count or len(found) % FETCH_BATCH == 0:
             done.set()
 

@@ -61,13 +61,16 @@ class StreamReader:
         last_seq, last = await self.last(run_id)
         earlier: list[StoredRecord] = []
         if last_seq - 1 > BY_SUBJECT_MAX:
-            messages = await self.call(
+            bodies = await self.call(
                 run_id,
                 lambda api: fetch_first(
                     api, self._layout.run_subjects(run_id), last_seq - 1, lambda seq: self._layout.subject(run_id, seq)
                 ),
             )
-            earlier = [self.decode(run_id, seq, message) for seq, message in enumerate(messages, start=1)]
+            earlier = [
+                decode_at(run_id, seq, body, holder=f"the record on {self._layout.subject(run_id, seq)!r}", at_seq=seq)
+                for seq, body in enumerate(bodies, start=1)
+            ]
         earlier += await self.records(run_id, range(len(earlier) + 1, last_seq))
         return [*earlier, self.decode(run_id, last_seq, last)], last
 
