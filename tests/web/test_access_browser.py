@@ -35,10 +35,13 @@ class Visitor:
             self.jar.set_cookie(_cookie(cookie["name"], cookie["value"], host))
         self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar), _NoRedirects())
 
-    def request(self, path: str, form: dict[str, str] | None = None) -> tuple[int, str]:
+    def request(
+        self, path: str, form: dict[str, str] | None = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, str]:
         data = urllib.parse.urlencode(form).encode() if form is not None else None
+        request = urllib.request.Request(self.url + path, data=data, headers=headers or {})
         try:
-            with self.opener.open(self.url + path, data=data, timeout=30) as response:
+            with self.opener.open(request, timeout=30) as response:
                 return response.status, response.read().decode()
         except urllib.error.HTTPError as err:
             return err.code, err.read().decode()
@@ -110,10 +113,14 @@ def test_a_form_post_without_its_token_is_refused_and_writes_nothing(
         for refused in (form, {**form, "csrf_token": ""}, {**form, "csrf_token": other_session}):
             status, text = signed_in.request(decide, refused)
             assert (status, text) == (403, "the form's token is missing or wrong: reload the page and send it again")
+        own = {**form, "csrf_token": csrf_token(browser.page_source)}
+        for origin in ("https://elsewhere.example", "null"):
+            status, text = signed_in.request(decide, own, {"Origin": origin})
+            assert (status, text) == (403, "this form was sent from another site; nothing was written")
         assert records(client, run_id)[-1].WhichOneof("payload") == "terminal"  # nothing written
 
-        # The same form with the page's own token is accepted: the refusals above were the token's.
-        status, _ = signed_in.request(decide, {**form, "csrf_token": csrf_token(browser.page_source)})
+        # The same form with the page's own token, from its own origin, is accepted: the refusals were right.
+        status, _ = signed_in.request(decide, own, {"Origin": web_server.url})
         assert status == 303
         assert records(client, run_id)[-1].approval.tool_use_id == "call_refund"
 
