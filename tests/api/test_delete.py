@@ -15,6 +15,7 @@ import secrets
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import grpc
@@ -289,3 +290,30 @@ def test_a_run_deleted_through_one_replica_is_deleted_on_another_that_held_it(
         assert holder.Fold(pb.FoldRequest(run_id=run_id)).state.last_seq == last_seq
         assert deleter.DeleteRun(pb.DeleteRunRequest(run_id=run_id, expected_last_seq=last_seq)).deleted
         assert_deleted_everywhere(holder, run_id, meta, last_seq)
+
+
+def test_deleting_a_run_wipes_its_lines_from_the_file_backends_commit_log(
+    server_factory: Callable[..., ServerProcess], tmp_path: Path
+) -> None:
+    """Appends to many runs at once share a commit log (``group_commit.py``) that keeps their lines for a while."""
+    canary = secrets.token_urlsafe(24)
+    server = server_factory(tmp_path / "data")
+    run_ids = [new_run_id("grouped") for _ in range(16)]
+    with grpc.insecure_channel(server.address) as channel:
+        stub = JournalStub(channel)
+        for run_id in run_ids:
+            stub.Append(pb.AppendRequest(run_id=run_id, claim_token=1, record=b.meta(run_id=run_id)))
+
+        def notes(run_id: str) -> None:
+            for seq in range(2, 30):
+                say = canary if run_id == run_ids[0] else "x"
+                stub.Append(pb.AppendRequest(run_id=run_id, claim_token=1, record=b.note(seq, say)))
+
+        with ThreadPoolExecutor(len(run_ids)) as pool:
+            list(pool.map(notes, run_ids))
+        assert canaries_under(tmp_path / "data" / ".commit-log", canary) > 0  # groups formed: the log holds them
+        stub.DeleteRun(pb.DeleteRunRequest(run_id=run_ids[0], expected_last_seq=29))
+        assert canaries_under(tmp_path / "data", canary) == 0
+        for run_id in run_ids[1:]:  # the other runs' appends stay durable and readable
+            assert stub.Fold(pb.FoldRequest(run_id=run_id)).state.last_seq == 29
+            stub.Append(pb.AppendRequest(run_id=run_id, claim_token=1, record=b.note(30)))

@@ -453,6 +453,7 @@ class FileBackend(Backend):
 
     def _erase_sync(self, run_id: str) -> None:
         erase([self._journal_path(run_id), self._lock_path(run_id)], self._dir)
+        self._committer.scrub_sync()  # the commit log may hold the run's last lines too
 
     def _keep_tombstone_sync(self, tombstone: Tombstone) -> None:
         with os_errors(tombstone.run_id, "storing the run's tombstone"):

@@ -163,6 +163,17 @@ class CommitLog:
         files.sync(self.fd)
         self.end = HEADER_BYTES
 
+    def wipe(self) -> None:
+        """Overwrite every entry with zeros (fsynced), then rewind: for a deleted run, whose lines it may hold.
+
+        Only once every journal written since the last rewind is fsynced, as
+        for ``rewind``. The file keeps its size, so its syncs stay data-only.
+        """
+        size = os.fstat(self.fd).st_size
+        if size > HEADER_BYTES:
+            files.write_all(self.fd, bytes(size - HEADER_BYTES), HEADER_BYTES)
+        self.rewind()
+
     def remove(self) -> None:
         """Delete the log once nothing in it is needed (every journal it covers is fsynced), then let go."""
         os.unlink(self.path)
