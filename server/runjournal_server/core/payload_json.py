@@ -12,9 +12,9 @@ Pure: no grpc, asyncio, nats or file system.
 
 from __future__ import annotations
 
-import enum
 import functools
 import json
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 from google.protobuf.descriptor import FieldDescriptor
@@ -27,51 +27,53 @@ def to_json_dict(message: Message) -> dict[str, object]:
     A direct walk over the set fields, for the shapes records use (strings,
     bools, int32, enums, nested and repeated messages, string maps,
     Timestamps): MessageToDict's generic machinery cost a quarter of a
-    server's CPU per append. A test pins the two to the same output.
+    server's CPU per append. Each field's conversion is worked out once
+    (``_converter``), so the walk is one call per set field, none per scalar.
+    A test pins the two to the same output.
     """
     out: dict[str, object] = {}
     for field, value in message.ListFields():
-        shape, repeated = _field_shape(field)
-        if shape is _Shape.MAP:
-            out[field.name] = dict(value)
-        elif repeated:
-            out[field.name] = [_json_value(shape, field, item) for item in value]
-        else:
-            out[field.name] = _json_value(shape, field, value)
+        name, convert = _converter(field)
+        out[name] = value if convert is None else convert(value)
     return out
 
 
-class _Shape(enum.Enum):
-    SCALAR = 0
-    ENUM = 1
-    MESSAGE = 2
-    TIMESTAMP = 3
-    MAP = 4
+Convert = Callable[[Any], object]
 
 
 @functools.cache
-def _field_shape(field: Any) -> tuple[_Shape, bool]:
-    """How a field is written, worked out once per field (descriptor options are slow to read)."""
-    if field.message_type is not None:
-        if field.message_type.GetOptions().map_entry:
-            return _Shape.MAP, False
-        if field.message_type.full_name == "google.protobuf.Timestamp":
-            return _Shape.TIMESTAMP, field.is_repeated
-        return _Shape.MESSAGE, field.is_repeated
-    if field.enum_type is not None:
-        return _Shape.ENUM, field.is_repeated
-    return _Shape.SCALAR, field.is_repeated
+def _converter(field: Any) -> tuple[str, Convert | None]:
+    """A field's JSON name and how its value converts (None: as it is), worked out once per field.
+
+    Descriptor options are slow to read, and a per-value dispatch on the
+    field's shape cost more than the conversion itself.
+    """
+    convert: Convert | None
+    if field.message_type is not None and field.message_type.GetOptions().map_entry:
+        return field.name, dict
+    if field.message_type is not None and field.message_type.full_name == "google.protobuf.Timestamp":
+        convert = _timestamp
+    elif field.message_type is not None:
+        convert = to_json_dict
+    elif field.enum_type is not None:
+        convert = functools.partial(_enum_name, {value.number: value.name for value in field.enum_type.values})
+    else:
+        return field.name, list if field.is_repeated else None
+    if field.is_repeated:
+        return field.name, functools.partial(_each, convert)
+    return field.name, convert
 
 
-def _json_value(shape: _Shape, field: Any, value: Any) -> object:
-    if shape is _Shape.SCALAR:
-        return value
-    if shape is _Shape.MESSAGE:
-        return to_json_dict(value)
-    if shape is _Shape.TIMESTAMP:
-        return value.ToJsonString()
-    known = field.enum_type.values_by_number.get(value)
-    return known.name if known is not None else value
+def _timestamp(value: Any) -> object:
+    return value.ToJsonString()
+
+
+def _enum_name(names: dict[int, str], value: int) -> object:
+    return names.get(value, value)
+
+
+def _each(convert: Convert, values: Any) -> list[object]:
+    return [convert(value) for value in values]
 
 
 def brief(value: object) -> str:
