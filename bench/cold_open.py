@@ -17,6 +17,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 from bench import workload
 from bench.harness import LOWER, Context, Row, median, ratio_target
@@ -60,7 +61,40 @@ async def cold_open_rows(ctx: Context, nats_url: str) -> list[Row]:
         LOWER,
         samples={"figure": times["jetstream"], "baseline": times["file"]},
     )
-    return [ratio_target(row, "<=", COLD_OPEN_TARGET)]
+    transport = await _transport_row(jetstream_backend, run_id, rounds)
+    return [ratio_target(row, "<=", COLD_OPEN_TARGET), transport]
+
+
+async def _transport_row(make: Callable[[], Backend], run_id: str, rounds: int) -> Row:
+    """The messages alone, no decoding: the consumer ``load`` uses now against one request per record."""
+    from runjournal_server.backends.jetstream.fetch import fetch_first
+
+    backend: Any = make()
+    await backend.start()
+    try:
+        api, layout = backend._api, backend._layout  # the bench looks inside: this row is about the transport
+        subjects = [layout.subject(run_id, seq) for seq in range(1, COLD_OPEN_RECORDS)]
+        times: dict[str, list[float]] = {"consumer": [], "by subject": []}
+        for _ in range(rounds):
+            began = time.perf_counter()
+            bodies = await fetch_first(api, layout.run_subjects(run_id), len(subjects), lambda n: subjects[n - 1])
+            times["consumer"].append(time.perf_counter() - began)
+            began = time.perf_counter()
+            messages = await api.get_many(subjects)
+            times["by subject"].append(time.perf_counter() - began)
+            assert bodies == [message.data for message in messages], "the two reads disagree"
+    finally:
+        await backend.close()
+    return Row(
+        SECTION,
+        f"JetStream: the {COLD_OPEN_RECORDS - 1:,} messages before the last, through one consumer",
+        median(times["consumer"]) * 1000,
+        "ms",
+        "one MSG.GET per record, 64 in flight (before issue 14)",
+        median(times["by subject"]) * 1000,
+        LOWER,
+        samples={"figure": times["consumer"], "baseline": times["by subject"]},
+    )
 
 
 async def _fill(backend: Backend, run_id: str) -> None:
