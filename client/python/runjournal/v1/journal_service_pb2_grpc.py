@@ -212,9 +212,16 @@ class JournalServiceServicer:
         never hidden. A run the store fails to read (STORAGE_UNAVAILABLE) is
         listed with status UNAVAILABLE and never fails the page.
 
-        Known limitation: the listing walks every run in the store before
-        filtering by the token's prefixes, so its latency reveals roughly how
-        many runs other tenants have, until a per-tenant listing index lands.
+        The order and the filters are answered from a listing index (the runs'
+        places and last known states, checked against the journals at every
+        start and told of every write); every summary returned is read from its
+        journal. A token walks only the runs under its prefixes, so a listing's
+        latency does not tell how many runs other tenants have. Known
+        limitation: while the index is being rebuilt (a missing or damaged
+        index), and always on the JetStream backend (which keeps no index: a
+        replica hears of another's writes a moment late), the listing reads
+        every run instead: slower, and its timing then reveals roughly how many
+        runs the store holds.
 
         Errors: INVALID_ARGUMENT (bad page token, page size or filter).
         """
@@ -240,11 +247,18 @@ class JournalServiceServicer:
         until the client cancels. Records written through another server replica
         (JetStream) are sent too. A slow reader is held by gRPC flow control and
         read again from the store when it catches up; the server buffers nothing
-        for it beyond one item. After a transport failure a client watches again
-        with `after_seq` = the last `seq` it received.
+        for it beyond one item and one read of the store (as Read: about 256 KiB,
+        or one larger record). After a transport failure a client watches again
+        with `after_seq` = the last `seq` it received; a server that shuts down
+        ends its watch streams at once with UNAVAILABLE and no ErrorInfo, to be
+        resumed the same way through another server. Only acknowledged records
+        are sent (as Read). A JetStream replica hears of the others' records
+        through a consumer of the stream, so they arrive a moment later than
+        records written through the replica watched.
 
-        Errors: INVALID_ARGUMENT, RUN_NOT_FOUND, RUN_DELETED (also ends a stream
-        when the run is deleted while watched), CORRUPT_JOURNAL,
+        Errors: INVALID_ARGUMENT (also an `after_seq` beyond the run's last seq:
+        no client can have received it), RUN_NOT_FOUND, RUN_DELETED (also ends a
+        stream when the run is deleted while watched), CORRUPT_JOURNAL,
         STORAGE_UNAVAILABLE.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -258,7 +272,11 @@ class JournalServiceServicer:
         person, claimed, or any other record) until the client cancels. A run
         that stops matching, or is deleted, is sent once as `left`. A slow
         reader may get coalesced summaries of a run (the newest wins), never a
-        stale one. With token auth on, only runs within the token's prefixes.
+        stale one: each is read after the change it reports. A change that leaves
+        the summary as it was sent last sends nothing. With token auth on, only
+        runs within the token's prefixes. A server that shuts down ends the
+        stream with UNAVAILABLE and no ErrorInfo; watch again (the stored part
+        then says what changed meanwhile).
 
         Errors: INVALID_ARGUMENT (a bad filter).
         """
