@@ -2,9 +2,15 @@
 
 A run's summary comes from its meta and its last non-inert record (see
 ``summary.py``), and, where a call might wait for a person, from the trailing
-turn (``inbox.py``): never from a fold of the whole journal. The immutable part
-of each meta (creation time, labels, task) is cached, so ordering 10,000 runs
-reads each meta once per server lifetime.
+turn (``inbox.py``): never from a fold of the whole journal.
+
+Which runs a page holds comes from the listing index (``listing_index.py``,
+kept true by ``listing_upkeep.py``): the newest-first order of the token's
+runs and their last known states, so a page reads the summaries it returns
+(plus one, to know whether another page follows), not every run. Every
+summary returned is read from its journal. Without the index (being rebuilt,
+on a shared store, or switched off) a page reads every run's meta, cached
+per server lifetime, and tail, as it always did.
 
 Damage is never hidden: a run whose meta or tail cannot be read, or that the
 server already found damaged on a full read, is listed as CORRUPT. Nor does
@@ -18,9 +24,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import itertools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from runjournal.v1 import state_pb2
@@ -41,6 +46,10 @@ from runjournal_server.listing_upkeep import ListingUpkeep
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000
 READ_CONCURRENCY = 32
+WALK_YIELD_EVERY = 1000
+"""Index entries a page's walk examines between two turns of the event loop."""
+SPARSE_SHARE = 4
+"""A state filter whose candidates are fewer than 1/this of all runs sorts them instead of walking every run."""
 
 
 _NOT_STOPPED = frozenset(
@@ -92,6 +101,19 @@ class RunFilter:
             if summary.updated_at.ToNanoseconds() >= int(self.stopped_before * 1e9):
                 return False
         return True
+
+    def possible_states(self) -> tuple[frozenset[int] | None, bool]:
+        """What ``admits_state`` needs first: a status among these (None: any), and waiting calls (True).
+
+        Only ever a necessary condition, stated beside the rule so that the
+        two agree (a property test checks it): the listing index uses it to
+        look at a sparse filter's few candidates, then applies the rule.
+        """
+        statuses: frozenset[int] | None = frozenset({self.status}) if self.status else None
+        if self.stopped_before is not None:
+            stopped = frozenset(state_pb2.RunStatus.values()) - _NOT_STOPPED
+            statuses = stopped if statuses is None else statuses & stopped
+        return statuses, self.waiting_for_person
 
     def admits(self, summary: state_pb2.RunSummary) -> bool:
         """Every condition, on a whole summary (the token's prefixes included)."""
@@ -182,12 +204,21 @@ class RunListing:
         await self.upkeep.place_pending()
         if where.labels:
             await self.upkeep.ensure_labels(tuple(where.run_id_prefixes))
-        walk = self._index.newest_first(tuple(where.run_id_prefixes), after)
+        walk = self._candidates(where, after)
         page: list[state_pb2.RunSummary] = []
         last_key: SortKey | None = None
+        examined = 0
         while True:
             wanted = page_size + 1 - len(page)
-            window = list(itertools.islice((e for e in walk if self._may_match(e, where)), wanted))
+            window: list[Entry] = []
+            for entry in walk:
+                examined += 1
+                if self._may_match(entry, where):
+                    window.append(entry)
+                    if len(window) == wanted:
+                        break
+                if examined % WALK_YIELD_EVERY == 0:
+                    await asyncio.sleep(0)  # a long walk (a sparse filter over many runs) lets other calls run
             if not window:
                 return page, ""
             gens = [entry.gen for entry in window]
@@ -203,6 +234,22 @@ class RunListing:
                     return page, encode_page_token(last_key)
                 page.append(summary)
                 last_key = entry.key
+
+    def _candidates(self, where: RunFilter, after: SortKey | None) -> Iterator[Entry]:
+        """The runs that could be on the page, newest first: a sparse state filter's few, or a walk.
+
+        The few are the runs whose last known state could pass (by status,
+        or waiting) plus every dirty and known-corrupt run; only for a token
+        that sees every run, so a tenant never costs what other tenants hold.
+        """
+        statuses, waiting = where.possible_states()
+        if "" in where.run_id_prefixes:
+            few = self._index.with_state(statuses, waiting)
+            if few is not None and len(few) * SPARSE_SHARE < len(self._index):
+                few.update(self._index.dirty_run_ids())
+                few.update(run_id for run_id in self._known_corrupt if run_id in self._index)
+                return iter(self._index.newest_of(few, after))
+        return self._index.newest_first(tuple(where.run_id_prefixes), after)
 
     def _may_match(self, entry: Entry, where: RunFilter) -> bool:
         """Whether the run could be on the page: its meta's facts, and its last known state unless that moved."""

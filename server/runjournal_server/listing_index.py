@@ -130,6 +130,10 @@ class ListingIndex:
         self._by_prefix: dict[str, list[SortKey]] = {}
         self._changes = 0  # bumped on every insert or removal: a walk re-finds its place after one
         self._dirty: set[str] = set()  # the run ids of dirty entries, so a tick need not scan every entry
+        # Runs by last known status, and those with calls waiting for a person: a sparse state filter
+        # (the inbox, a rare status) looks at its few candidates instead of walking every run.
+        self._by_status: dict[int, set[str]] = {}
+        self._waiting: set[str] = set()
         self.pending: set[str] = set()
         """Runs told of (created, or changed while not yet placed) that the index has no entry for."""
 
@@ -155,6 +159,10 @@ class ListingIndex:
         self._ids = sorted(self._entries)
         self._by_prefix.clear()
         self._dirty = {entry.run_id for entry in self._entries.values() if entry.dirty}
+        self._by_status = {}
+        self._waiting = set()
+        for entry in self._entries.values():
+            self._file(entry)
         self._changes += 1
 
     def put(self, entry: Entry) -> None:
@@ -163,13 +171,16 @@ class ListingIndex:
         if entry.dirty:
             self._dirty.add(entry.run_id)
         if old is not None and old.key == entry.key:
+            self._unfile(old)
             self._entries[entry.run_id] = entry
+            self._file(entry)
             return
         if old is not None:
             self.remove(entry.run_id)
             if entry.dirty:
                 self._dirty.add(entry.run_id)
         self._entries[entry.run_id] = entry
+        self._file(entry)
         bisect.insort(self._order, entry.key)
         bisect.insort(self._ids, entry.run_id)
         for prefix, keys in self._by_prefix.items():
@@ -183,6 +194,7 @@ class ListingIndex:
         if entry is None:
             return None
         self._dirty.discard(run_id)
+        self._unfile(entry)
         _discard(self._order, entry.key)
         _discard(self._ids, run_id)
         for prefix, keys in self._by_prefix.items():
@@ -200,6 +212,47 @@ class ListingIndex:
             entry.dirty = True
             entry.gen += 1
             self._dirty.add(run_id)
+
+    def set_state(self, entry: Entry, state: RunState | None) -> None:
+        """Record the entry's listing state (kept in the status and waiting sets too)."""
+        if self._entries.get(entry.run_id) is entry:
+            self._unfile(entry)
+            entry.set_state(state)
+            self._file(entry)
+        else:
+            entry.set_state(state)
+
+    def with_state(self, statuses: Iterable[int] | None, waiting: bool) -> set[str] | None:
+        """The runs whose last known state has one of ``statuses`` (and waiting calls, if ``waiting``).
+
+        None where that is no narrower than every run (no status and no
+        waiting asked). Dirty runs are not in it: the caller adds them.
+        """
+        if waiting:
+            return set(self._waiting)
+        if statuses is None:
+            return None
+        found: set[str] = set()
+        for status in statuses:
+            found |= self._by_status.get(status, set())
+        return found
+
+    def _file(self, entry: Entry) -> None:
+        if entry.state is not None:
+            self._by_status.setdefault(entry.state.status, set()).add(entry.run_id)
+            if entry.state.waiting:
+                self._waiting.add(entry.run_id)
+
+    def _unfile(self, entry: Entry) -> None:
+        if entry.state is not None:
+            self._by_status.get(entry.state.status, set()).discard(entry.run_id)
+            self._waiting.discard(entry.run_id)
+
+    def newest_of(self, run_ids: Iterable[str], before: SortKey | None) -> list[Entry]:
+        """The entries of ``run_ids``, newest first, after ``before`` (for a few candidates)."""
+        found = [entry for run_id in run_ids if (entry := self._entries.get(run_id)) is not None]
+        found.sort(key=lambda entry: entry.key, reverse=True)
+        return [entry for entry in found if before is None or entry.key < before]
 
     def mark_clean(self, entry: Entry) -> None:
         """The entry's state is as its journal says, as of a read that began after the last news."""

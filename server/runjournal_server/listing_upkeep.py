@@ -316,16 +316,55 @@ class ListingUpkeep:
         await self._persist()
 
     async def _place(self, run_ids: Sequence[str]) -> None:
-        """Read the metas (and the summaries) of runs the index lacks, and place them."""
+        """Place runs the index lacks, from one summary read each (it carries the meta's facts).
+
+        A run whose summary is not the journal's listing state (corrupt,
+        unavailable, known corrupt) is placed from its meta alone and read
+        again later; the version is taken before the summary, as always.
+        """
         for start in range(0, len(run_ids), TICK_RUNS):
             chunk = [r for r in run_ids[start : start + TICK_RUNS] if r not in self._index]
-            found = await self._gather(chunk, self._meta_entry)
-            for run_id, entry in zip(chunk, found, strict=True):
-                self._index.pending.discard(run_id)
-                if entry is not None and run_id not in self._index:
-                    self._index.put(entry)
-                    self._ops.append(("put", entry))
-            await self._refresh([e.run_id for e in found if e is not None])
+            self._index.pending.difference_update(chunk)  # news during the reads puts a run back: then dirty
+            versions = await self._backend.run_versions(chunk) or {}
+            summaries = await self._gather(chunk, self._read_summary)
+            odd = [
+                run_id
+                for run_id, summary in zip(chunk, summaries, strict=True)
+                if summary is not None and not self._is_state(run_id, summary)
+            ]
+            metas = dict(zip(odd, await self._gather(odd, self._meta_entry), strict=True))
+            for run_id, summary in zip(chunk, summaries, strict=True):
+                moved = run_id in self._index.pending
+                if run_id in self._index or (summary is None and not moved):
+                    self._index.pending.discard(run_id)
+                    continue
+                if summary is None:
+                    continue  # gone when read, told of since: read again
+                entry = metas.get(run_id) if run_id in metas else self._summary_entry(summary, versions.get(run_id))
+                if entry is None:
+                    self._index.pending.discard(run_id)
+                    continue
+                entry.dirty = entry.dirty or moved
+                self._index.put(entry)
+                self._ops.append(("put", entry))
+
+    def _is_state(self, run_id: str, summary: state_pb2.RunSummary) -> bool:
+        """Whether ``summary`` is what the journal says (not a damage, a store failure or a full read's finding)."""
+        bad = (state_pb2.RUN_STATUS_CORRUPT, state_pb2.RUN_STATUS_UNAVAILABLE)
+        return summary.status not in bad and not self._known_corrupt(run_id)
+
+    @staticmethod
+    def _summary_entry(summary: state_pb2.RunSummary, version: object) -> Entry:
+        entry = Entry(
+            run_id=summary.run_id,
+            key=(summary.created_at.seconds, summary.created_at.nanos, summary.run_id),
+            labels=shared_labels(summary.labels),
+            task_id=summary.task_id,
+            parent_run_id=summary.parent_run_id,
+            dirty=False,
+        )
+        entry.set_state(RunState.of(summary, version))  # not placed yet: put() files it
+        return entry
 
     async def _meta_entry(self, run_id: str) -> Entry | None:
         try:
@@ -398,7 +437,7 @@ class ListingUpkeep:
     def _record(self, entry: Entry, state: RunState) -> None:
         self._index.mark_clean(entry)
         if state != entry.state:
-            entry.set_state(state)
+            self._index.set_state(entry, state)
             self._ops.append(("put", entry))
 
     def _drop(self, run_id: str) -> None:

@@ -5,11 +5,13 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runjournal_server.listing_index import Entry, ListingIndex, SortKey
+from runjournal.v1 import state_pb2
+from runjournal_server.listing import RunFilter
+from runjournal_server.listing_index import Entry, ListingIndex, RunState, SortKey
 
 IDS = st.sampled_from([f"{p}{n}" for p in ("a-", "ab-", "b-", "c") for n in range(6)])
 OPS = st.lists(
-    st.tuples(st.sampled_from(["put", "remove", "dirty", "clean"]), IDS, st.integers(0, 5), st.integers(0, 2)),
+    st.tuples(st.sampled_from(["put", "remove", "dirty", "clean", "state"]), IDS, st.integers(0, 5), st.integers(0, 2)),
     max_size=60,
 )
 PREFIXES = st.lists(st.sampled_from(["", "a", "a-", "ab-", "b-", "c", "zz"]), min_size=1, max_size=3)
@@ -26,6 +28,8 @@ def apply(index: ListingIndex, op: str, run_id: str, seconds: int, nanos: int) -
         index.remove(run_id)
     elif op == "dirty":
         index.mark_dirty(run_id)
+    elif op == "state" and (found := index.get(run_id)) is not None:
+        index.set_state(found, RunState(status=1 + seconds % 3, waiting=nanos, updated_ns=None, last_seq=1))
     elif (found := index.get(run_id)) is not None:
         index.mark_clean(found)
 
@@ -46,6 +50,11 @@ def test_the_walk_is_the_brute_force_order(ops, prefixes, before):
     assert [e.run_id for e in index.newest_first(prefixes, before)] == brute(index, prefixes, before)
     assert sorted(index.dirty_run_ids()) == sorted(e.run_id for e in index.entries() if e.dirty)
     assert not index.pending & set(index.run_ids())
+    for status in (1, 2, 3):
+        expected = {e.run_id for e in index.entries() if e.state is not None and e.state.status == status}
+        assert index.with_state([status], False) == expected
+    assert index.with_state(None, True) == {e.run_id for e in index.entries() if e.state and e.state.waiting}
+    assert index.with_state(None, False) is None
 
 
 @settings(max_examples=200, deadline=None)
@@ -84,3 +93,25 @@ def test_a_tenant_walk_touches_only_the_tenants_runs():
     index._entries = counting
     assert [e.run_id for e in index.newest_first(["a-"], None)] == [f"a-{n}" for n in reversed(range(5))]
     assert counting.looked_up == {f"a-{n}" for n in range(5)}
+
+
+STATUSES = sorted(state_pb2.RunStatus.values())
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.sampled_from(STATUSES),
+    st.integers(0, 2),
+    st.one_of(st.none(), st.integers(0, 10)),
+    st.sampled_from(STATUSES),
+    st.booleans(),
+    st.one_of(st.none(), st.integers(0, 10)),
+)
+def test_possible_states_is_a_necessary_condition_of_admits_state(status, waiting, updated, asked, inbox, before):
+    """The index looks only at runs ``possible_states`` allows: it must never exclude one ``admits_state`` admits."""
+    summary = RunState(status, waiting, None if updated is None else updated * 10**9, 1).as_summary("r")
+    where = RunFilter(status=asked, waiting_for_person=inbox, stopped_before=before)
+    statuses, needs_waiting = where.possible_states()
+    if where.admits_state(summary):
+        assert statuses is None or summary.status in statuses
+        assert not needs_waiting or summary.waiting_calls
