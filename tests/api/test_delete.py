@@ -317,3 +317,23 @@ def test_deleting_a_run_wipes_its_lines_from_the_file_backends_commit_log(
         for run_id in run_ids[1:]:  # the other runs' appends stay durable and readable
             assert stub.Fold(pb.FoldRequest(run_id=run_id)).state.last_seq == 29
             stub.Append(pb.AppendRequest(run_id=run_id, claim_token=1, record=b.note(30)))
+
+
+def test_a_read_the_deletion_overtakes_ends_with_run_deleted_not_a_short_end(stub: JournalStub) -> None:
+    """A Read of a long run is still streaming when the run is deleted: it must not end as if the run ended there."""
+    run_id = new_run_id("long")
+    stub.Append(pb.AppendRequest(run_id=run_id, claim_token=1, record=b.meta(run_id=run_id)))
+    last_seq = 1
+    for _ in range(4):  # about 8 MiB: far more than gRPC and one read chunk hold ahead of the reader
+        batch = [b.note(seq, "n" * 64_000) for seq in range(last_seq + 1, last_seq + 33)]
+        stub.AppendBatch(pb.AppendBatchRequest(run_id=run_id, claim_token=1, records=batch))
+        last_seq += len(batch)
+    reader = iter(stub.Read(pb.ReadRequest(run_id=run_id), timeout=CALL_TIMEOUT_SECONDS))
+    assert next(reader).seq == 1
+    assert stub.DeleteRun(pb.DeleteRunRequest(run_id=run_id, expected_last_seq=last_seq)).deleted
+    seen = 1
+    with pytest.raises(grpc.RpcError) as ended:
+        for item in reader:
+            seen = item.seq
+    assert reason(ended.value) == "RUN_DELETED"
+    assert seen < last_seq

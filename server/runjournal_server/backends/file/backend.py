@@ -149,6 +149,9 @@ class FileBackend(Backend):
                     yield found.pop()
         finally:
             cursor.close()
+        if cursor.shrunk and (tombstone := await self.tombstone(run_id)) is not None:
+            # Deleted under the stream (``tombstones.py`` truncates first): not an end, a refusal.
+            raise RunDeletedError(run_id, tombstone.last_seq)
 
     async def list_run_ids(self) -> list[str]:
         return await self._run(self._list_sync)

@@ -168,12 +168,16 @@ class StreamCursor:
         self._mutex = threading.Lock()
         self._closing = False
         self._closed = False
+        self.shrunk = False
+        """True once the file was found shorter than the end the stream started with."""
 
     def _read(self, size: int, offset: int) -> bytes:
         data = os.pread(self._fd, size, offset)
         if len(data) < size:
-            # A writer cut what was never acknowledged (a torn tail, a rolled-back append): the end moved.
+            # A writer cut what was never acknowledged (a torn tail, a rolled-back append),
+            # or the run was deleted (truncated to nothing): the end moved.
             self._end = offset + len(data)
+            self.shrunk = True
         return data
 
     def next_records(self) -> list[StoredRecord]:
