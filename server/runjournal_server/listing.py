@@ -24,8 +24,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import contextlib
+import itertools
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from runjournal.v1 import state_pb2
@@ -40,7 +42,7 @@ from runjournal_server.errors import (
     RunDeletedError,
     RunNotFoundError,
 )
-from runjournal_server.listing_index import Entry, ListingIndex, SortKey
+from runjournal_server.listing_index import LABELS_UNKNOWN, Entry, ListingIndex, SortKey
 from runjournal_server.listing_upkeep import ListingUpkeep
 
 DEFAULT_PAGE_SIZE = 100
@@ -48,7 +50,7 @@ MAX_PAGE_SIZE = 1000
 READ_CONCURRENCY = 8
 """Summaries read at once. More only contend for the GIL (each read decodes in its thread): at 100,000 runs,
 32 at once stalled the event loop 70-85 ms per page, 8 at once 8-15 ms and answered as fast."""
-WALK_YIELD_EVERY = 1000
+WALK_CHUNK = 512
 """Index entries a page's walk examines between two turns of the event loop."""
 
 
@@ -202,38 +204,46 @@ class RunListing:
         filter); what a listed run says always comes from its journal, now.
         """
         await self.upkeep.place_pending()
-        if where.labels:
-            await self.upkeep.ensure_labels(tuple(where.run_id_prefixes))
-        walk = self._candidates(where, after, page_size)
         page: list[state_pb2.RunSummary] = []
         last_key: SortKey | None = None
-        examined = 0
-        while True:
-            wanted = page_size + 1 - len(page)
-            window: list[Entry] = []
-            for entry in walk:
-                examined += 1
-                if self._may_match(entry, where):
+        async with contextlib.aclosing(self._matching(where, after, page_size)) as matching:
+            while True:
+                wanted = page_size + 1 - len(page)
+                window: list[Entry] = []
+                async for entry in matching:
                     window.append(entry)
                     if len(window) == wanted:
                         break
-                if examined % WALK_YIELD_EVERY == 0:
-                    await asyncio.sleep(0)  # a long walk (a sparse filter over many runs) lets other calls run
-            if not window:
-                return page, ""
-            gens = [entry.gen for entry in window]
-            summaries = await self._summaries([entry.run_id for entry in window])
-            for entry, gen, summary in zip(window, gens, summaries, strict=True):
-                if summary is None:
-                    self.upkeep.forget(entry.run_id)
-                    continue
-                self.upkeep.observed(entry, gen, summary)
-                if not where.admits_state(summary):
-                    continue
-                if len(page) == page_size:
-                    return page, encode_page_token(last_key)
-                page.append(summary)
-                last_key = entry.key
+                if not window:
+                    return page, ""
+                gens = [entry.gen for entry in window]
+                summaries = await self._summaries([entry.run_id for entry in window])
+                for entry, gen, summary in zip(window, gens, summaries, strict=True):
+                    if summary is None:
+                        self.upkeep.forget(entry.run_id)
+                        continue
+                    self.upkeep.observed(entry, gen, summary)
+                    if not where.admits_state(summary):
+                        continue
+                    if len(page) == page_size:
+                        return page, encode_page_token(last_key)
+                    page.append(summary)
+                    last_key = entry.key
+
+    async def _matching(self, where: RunFilter, after: SortKey | None, page_size: int) -> AsyncGenerator[Entry, None]:
+        """The candidates that may match, in order, a chunk at a time (the event loop runs between chunks).
+
+        A label filter reads the labels of a chunk's runs that are not known
+        since the restart (never persisted) before it decides on them.
+        """
+        walk = self._candidates(where, after, page_size)
+        while chunk := list(itertools.islice(walk, WALK_CHUNK)):
+            if where.labels:
+                await self.upkeep.fill_labels([entry for entry in chunk if entry.labels is LABELS_UNKNOWN])
+            for entry in chunk:
+                if self._may_match(entry, where):
+                    yield entry
+            await asyncio.sleep(0)  # a long walk (a sparse filter over many runs) lets other calls run
 
     def _candidates(self, where: RunFilter, after: SortKey | None, page_size: int) -> Iterator[Entry]:
         """The runs that could be on the page, newest first: a sparse state filter's few, or a walk.

@@ -262,15 +262,21 @@ class ListingIndex:
     def dirty_run_ids(self) -> list[str]:
         return list(self._dirty)
 
-    def unlabelled(self, prefixes: Sequence[str], limit: int | None = None) -> list[Entry]:
-        """Entries under ``prefixes`` whose labels are not known yet (``LABELS_UNKNOWN``), newest first."""
+    def unlabelled(
+        self, prefixes: Sequence[str], limit: int | None = None, before: SortKey | None = None
+    ) -> tuple[list[Entry], SortKey | None]:
+        """Entries under ``prefixes`` whose labels are not known yet (``LABELS_UNKNOWN``), newest first.
+
+        At most ``limit`` of them, and as many entries examined, after
+        ``before``; with the key to go on from (None once the walk is done).
+        """
         found: list[Entry] = []
-        for entry in self.newest_first(prefixes, None):
+        for examined, entry in enumerate(self.newest_first(prefixes, before), 1):
             if entry.labels is LABELS_UNKNOWN:
                 found.append(entry)
-                if limit is not None and len(found) == limit:
-                    break
-        return found
+            if limit is not None and (len(found) == limit or examined == limit):
+                return found, entry.key
+        return found, None
 
     def newest_first(self, prefixes: Sequence[str], before: SortKey | None) -> Iterator[Entry]:
         """The entries of runs whose id starts with one of ``prefixes``, newest first, after ``before``.

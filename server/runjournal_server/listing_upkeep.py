@@ -52,6 +52,7 @@ from runjournal_server.listing_index import (
     Entry,
     ListingIndex,
     RunState,
+    SortKey,
     no_meta_key,
     shared_labels,
 )
@@ -71,8 +72,12 @@ REFRESH_SECONDS = 2.0
 OTHERS_FRESH_SECONDS = 5 * REFRESH_SECONDS
 """How recent another process's ``others`` mark must be for it to count as still serving."""
 COMPACT_MIN_OPS = 10_000
-LABEL_RUNS_PER_TICK = 1024
-"""Labels read back from the metas per tick after a restart (a label filter reads the rest it needs at once)."""
+LABEL_RUNS_PER_TICK = 128
+"""Labels read back from the metas per tick after a restart, so that the fill costs others a few percent of the
+server (100,000 runs: about 25 minutes); a label filter meanwhile reads at once the metas it still needs."""
+
+LABELS_START: SortKey = (2**63, 0, "")
+"""A key after every run's: the background fill of labels starts from the newest run."""
 
 T = TypeVar("T")
 K = TypeVar("K")
@@ -229,10 +234,6 @@ class ListingUpkeep:
             batch = sorted(self._index.pending)[:TICK_RUNS]
             await self._place(batch)
 
-    async def ensure_labels(self, prefixes: Sequence[str]) -> None:
-        """Read the labels a label filter needs that are not known since the restart (the token's runs only)."""
-        await self._fill_labels(self._index.unlabelled(prefixes))
-
     def observed(self, entry: Entry, gen: int, summary: state_pb2.RunSummary) -> None:
         """A page read ``summary`` for ``entry``: keep the state it shows, unless news arrived meanwhile.
 
@@ -259,6 +260,7 @@ class ListingUpkeep:
                 self._repaired()
             loop = asyncio.get_running_loop()
             next_refresh = loop.time() + REFRESH_SECONDS
+            labels_from: SortKey | None = LABELS_START  # where the background fill of labels goes on
             while True:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._news.wait(), max(0.0, next_refresh - loop.time()))
@@ -273,7 +275,9 @@ class ListingUpkeep:
                         self.ready = self._active = False
                         return
                     await self._refresh(self._index.dirty_run_ids())
-                    await self._fill_labels(self._index.unlabelled([""], LABEL_RUNS_PER_TICK))
+                    if labels_from is not None:
+                        unknown, labels_from = self._index.unlabelled([""], LABEL_RUNS_PER_TICK, labels_from)
+                        await self.fill_labels(unknown)
                     next_refresh = loop.time() + REFRESH_SECONDS
                 await self._persist()
         except asyncio.CancelledError:
@@ -408,7 +412,7 @@ class ListingUpkeep:
                 else:
                     self._record(entry, RunState.of(summary, versions.get(run_id)))
 
-    async def _fill_labels(self, entries: Sequence[Entry]) -> None:
+    async def fill_labels(self, entries: Sequence[Entry]) -> None:
         """Read the metas of entries whose labels are not known (never persisted: they are content)."""
 
         async def one(entry: Entry) -> None:
