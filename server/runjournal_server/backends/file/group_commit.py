@@ -109,21 +109,26 @@ class GroupCommitter:
             start = not self._draining
             self._draining = True
         if start:
-            # A cancelled caller does not stop the drain: it writes and advances the journal anyway.
-            # Nobody awaits the drain itself, so a configured executor gets it without an asyncio future.
-            try:
-                if self.executor is not None:
-                    self.executor.submit(self._drain)
-                else:
-                    loop.run_in_executor(None, self._drain)
-            except RuntimeError as err:  # the executor is shut down: nothing will drain, so nobody may wait
-                with self._mutex:
-                    self._draining = False
-                    stranded, self._pending = self._pending, []
-                for item in stranded:
-                    item.error = StorageUnavailableError(item.journal.run_id, f"the server is stopping ({err})")
-                _wake(stranded)
+            # Started once the loop has run what is ready now: the appends that reach here in
+            # the same turn of the loop (requests that arrived together) join this group.
+            loop.call_soon(self._start_drain, loop)
         await pending.future
+
+    def _start_drain(self, loop: asyncio.AbstractEventLoop) -> None:
+        # A cancelled caller does not stop the drain: it writes and advances the journal anyway.
+        # Nobody awaits the drain itself, so a configured executor gets it without an asyncio future.
+        try:
+            if self.executor is not None:
+                self.executor.submit(self._drain)
+            else:
+                loop.run_in_executor(None, self._drain)
+        except RuntimeError as err:  # the executor is shut down: nothing will drain, so nobody may wait
+            with self._mutex:
+                self._draining = False
+                stranded, self._pending = self._pending, []
+            for item in stranded:
+                item.error = StorageUnavailableError(item.journal.run_id, f"the server is stopping ({err})")
+            _wake(stranded)
 
     # ------------------------------------------------------------ the drain (one at a time, in the executor)
 
