@@ -96,7 +96,20 @@ class GroupCommitter:
         """Held by the drain around a group's commit, and by ``scrub_sync``: one of them uses the log at a time."""
 
     def start_sync(self) -> None:
-        restored = commit_log.recover(self.data_dir)
+        """Replay what dead processes left in their logs; refuse to start when that fails.
+
+        Serving journals that may lack acknowledged appends, and appending
+        after them, would lose those appends for good: an operator must fix
+        the cause (a journal that cannot be opened or written) first.
+        """
+        try:
+            restored = commit_log.recover(self.data_dir)
+        except OSError as err:
+            raise StorageUnavailableError(
+                None,
+                f"replaying the commit log in {self.data_dir / commit_log.LOG_DIR} failed ({err}); the log is kept: "
+                "fix the file it names and start again",
+            ) from err
         if restored:
             log.warning("the commit log restored %d appends after a crash", restored)
 
