@@ -32,6 +32,7 @@ BENCHMARKS: dict[str, tuple[int, str, str]] = {
     "past_fold": (10, "bench.past_fold:run", "other clients' appends while Fold(as_of_seq) loops on a long run"),
     "watch": (13, "bench.watch:run", "append-to-watcher latency with 64 watched runs vs the append's own"),
     "fork": (12, "bench.fork:run", "ForkRun of a 10,000-record run vs a Read of all its records, both backends"),
+    "list_restart": (15, "bench.listing:restart", "first ListRuns page, inbox and a status filter after a restart"),
 }
 """Name -> (table section, ``module:function``, what it measures); modules are imported only when run.
 

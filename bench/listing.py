@@ -1,4 +1,9 @@
-"""Row 6: ListRuns, a page of 100 at a time, over runs of 1,000 records vs runs of 10 records.
+"""Rows 6 and 15: ListRuns pages by run length (every run read), and after a restart (the listing index).
+
+Row 6: a page of 100 at a time, over runs of 1,000 records vs runs of 10 records,
+on servers with ``--list-without-index`` (every page reads every run's meta,
+cached, and the tails it needs): what a listing costs while an index is
+rebuilt. Row 15 (``restart``, ``python -m bench.listing``) measures the index.
 
 Two data dirs of the same number of runs (10,000 in full mode, fewer in
 quick mode, as the table heading says), one of 10-record runs and one of
@@ -16,18 +21,28 @@ benchmark instead of being timed.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import math
 import os
 import shutil
+import sys
+import tempfile
+import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
+import grpc
+
 from bench import load, processes, workload
-from bench.harness import LOWER, Context, Row, median, percentile, ratio_target
+from bench.harness import FULL, LOWER, Context, Row, figure_target, median, percentile, ratio_target, table
 from runjournal.v1 import journal_service_pb2 as service_pb
 
 SECTION = 6
+FULL_WALK = ("--list-without-index",)
+"""Row 6 measures the listing that reads every run (what a server does while its index is rebuilt); row 15
+measures the listing index."""
 RATIO_TARGET = 1.5
 MIN_PAGE_SAMPLES = 20
 
@@ -45,10 +60,15 @@ def run(ctx: Context) -> list[Row]:
         dirs[length] = _build(ctx, length, s.list_runs)
         ctx.facts[f"list_data_set_{length}_records_seconds"] = round(time.perf_counter() - began, 1)
         ctx.log(f"list: wrote {s.list_runs:,} runs of {length:,} records in {time.perf_counter() - began:.1f} s")
+    profile = ctx.profile_dir
     try:
         with (
-            processes.runjournal(dirs[short], ctx.work_dir, profile_dir=ctx.profile_dir, label="list-short") as a,
-            processes.runjournal(dirs[long], ctx.work_dir, profile_dir=ctx.profile_dir, label="list-long") as b,
+            processes.runjournal(
+                dirs[short], ctx.work_dir, extra_args=FULL_WALK, profile_dir=profile, label="list-short"
+            ) as a,
+            processes.runjournal(
+                dirs[long], ctx.work_dir, extra_args=FULL_WALK, profile_dir=profile, label="list-long"
+            ) as b,
         ):
             first, pages = asyncio.run(_pages(a.address, b.address, s.list_runs, s.list_page_size))
     finally:
@@ -138,3 +158,240 @@ def _check(seen: list[str], runs: int, token: str) -> None:
             f"listing returned {len(seen)} runs ({len(set(seen))} distinct), expected {runs} newest first; "
             f"next_page_token after the last page: {token!r}"
         )
+
+
+# ------------------------------------------------------------------ 14: ListRuns after a restart
+
+RESTART_SECTION = 15
+RESTART_RUNS = 100_000
+RESTART_RUNS_QUICK = 2_000
+RESTART_TRIALS = 3
+INBOX_EVERY = 1_000
+"""One run in this many waits for a person: the inbox filter must find a few runs among all."""
+COMPLETED_EVERY = 10
+FIRST_PAGE_TARGET_MS = 200.0
+INBOX_TARGET_MS = 500.0
+STALL_TARGET_MS = 50.0
+IDLE_BYSTANDER_SECONDS = 2.0
+
+
+def _restart_lines() -> dict[str, bytes]:
+    """The bodies after the meta: open (a call pending), completed, waiting for a person (a deferred call)."""
+    from runjournal.v1 import records_pb2 as rpb
+    from runjournal_server.core import records
+
+    call = workload.call_id(2)
+    deferral = rpb.JournalRecord(seq=3, deferral=rpb.Deferral(tool_use_id=call, reason="needs a person"))
+    terminal = rpb.JournalRecord(
+        seq=4, terminal=rpb.Terminal(reason=rpb.TerminalReason.TERMINAL_REASON_COMPLETED, message="done")
+    )
+    turn = workload.line(2) + b"\n"
+    return {
+        "open": turn,
+        "completed": turn + workload.line(3) + b"\n" + records.encode(terminal).line + b"\n",
+        "inbox": turn + records.encode(deferral).line + b"\n",
+    }
+
+
+def _restart_kind(index: int) -> str:
+    if index % INBOX_EVERY == INBOX_EVERY // 2:
+        return "inbox"
+    return "completed" if index % COMPLETED_EVERY == 1 else "open"
+
+
+def build_restart_data(data_dir: Path, runs: int) -> None:
+    """``runs`` short journals (about 1/1000 waiting for a person, 1/10 completed), then their listing index.
+
+    The index is built in this process by the server's own code (``Runs.start``
+    and its rebuild) and persisted by a clean close, exactly what a server
+    leaves behind at shutdown.
+    """
+    bodies = _restart_lines()
+    for index in range(runs):
+        run_id = f"r-{index:06d}"
+        meta = workload.meta_line(run_id, created_at_seconds=workload.CREATED_AT_SECONDS + index)
+        (data_dir / f"{run_id}.jsonl").write_bytes(meta + b"\n" + bodies[_restart_kind(index)])
+    asyncio.run(_build_index(data_dir))
+
+
+async def _build_index(data_dir: Path) -> None:
+    from runjournal_server.backends.file import FileBackend
+    from runjournal_server.core import records
+    from runjournal_server.runs import Runs
+
+    backend = FileBackend(data_dir)
+    await backend.start()
+    runs = Runs(backend, max_record_bytes=records.DEFAULT_MAX_RECORD_BYTES, max_open_journals=64)
+    try:
+        await runs.start()
+        await runs._listing.upkeep.wait_repaired()
+    finally:
+        await runs.close()
+        await backend.close()
+
+
+def _expected(runs: int, kind: str) -> int:
+    return sum(1 for index in range(runs) if _restart_kind(index) == kind)
+
+
+def _one_restart(ctx: Context, data_dir: Path, runs: int, indexed: bool) -> dict[str, float]:
+    from bench.attack_memory import Bystander
+    from runjournal.v1 import state_pb2
+
+    args = () if indexed else ("--list-without-index",)
+    label = "restart-indexed" if indexed else "restart-unindexed"
+    began = time.perf_counter()
+    with processes.runjournal(data_dir, ctx.work_dir, extra_args=args, label=label) as server:
+        started = time.perf_counter() - began
+        out = {"start_s": started}
+        with Bystander(server.address) as idle:
+            threading.Event().wait(IDLE_BYSTANDER_SECONDS)
+        out["idle_stall_ms"] = idle.slowest_seconds * 1000
+        asks = {
+            "first_ms": (service_pb.ListRunsRequest(page_size=100), None),
+            "inbox_ms": (
+                service_pb.ListRunsRequest(page_size=100, waiting_for_person=True),
+                min(100, _expected(runs, "inbox")),
+            ),
+            "completed_ms": (
+                service_pb.ListRunsRequest(page_size=100, status=state_pb2.RUN_STATUS_COMPLETED),
+                min(100, _expected(runs, "completed")),
+            ),
+        }
+        with Bystander(server.address) as busy, grpc.insecure_channel(server.address) as channel:
+            list_runs = channel.unary_unary(
+                "/runjournal.v1.JournalService/ListRuns",
+                request_serializer=service_pb.ListRunsRequest.SerializeToString,
+                response_deserializer=service_pb.ListRunsResponse.FromString,
+            )
+            for name, (request, expected) in asks.items():
+                t0 = time.perf_counter()
+                response = list_runs(request, timeout=600)
+                out[name] = (time.perf_counter() - t0) * 1000
+                if expected is not None and len(response.runs) != expected:
+                    raise ListingError(f"{name}: {len(response.runs)} runs listed, expected {expected}")
+        out["busy_stall_ms"] = busy.slowest_seconds * 1000
+    figures = ", ".join(f"{k} {v:.1f}" for k, v in out.items())
+    ctx.log(f"list restart ({'index' if indexed else 'no index'}): {figures}")
+    return out
+
+
+def restart(ctx: Context, runs: int | None = None, data_dir: Path | None = None) -> list[Row]:
+    """Row 15: the first pages after a restart at many runs, with the persisted index and without it.
+
+    ``data_dir`` reuses a data set ``build_restart_data`` wrote (its index
+    included); else one is written in the scratch directory.
+    """
+    runs = runs or (RESTART_RUNS_QUICK if ctx.settings.mode == "quick" else RESTART_RUNS)
+    built = data_dir is None
+    if data_dir is None:
+        data_dir = ctx.new_dir("list-restart")
+        began = time.perf_counter()
+        build_restart_data(data_dir, runs)
+        ctx.log(f"list restart: wrote {runs:,} runs and their index in {time.perf_counter() - began:.1f} s")
+    try:
+        without = _one_restart(ctx, data_dir, runs, indexed=False)
+        trials = [_one_restart(ctx, data_dir, runs, indexed=True) for _ in range(RESTART_TRIALS)]
+    finally:
+        if built:
+            shutil.rmtree(data_dir, ignore_errors=True)
+    scale = f"{runs:,} runs"
+
+    def samples(name: str) -> list[float]:
+        return [trial[name] for trial in trials]
+
+    def spread(name: str) -> str:
+        return f"{len(trials)} restarts: " + ", ".join(f"{value:.1f}" for value in samples(name))
+
+    rows = [
+        figure_target(
+            Row(
+                RESTART_SECTION,
+                f"first ListRuns page after a restart ({scale}), listing index",
+                median(samples("first_ms")),
+                "ms",
+                "without the index",
+                without["first_ms"],
+                LOWER,
+                note=spread("first_ms"),
+            ),
+            "<",
+            FIRST_PAGE_TARGET_MS,
+        ),
+        figure_target(
+            Row(
+                RESTART_SECTION,
+                f"inbox (waiting_for_person) after a restart ({scale}), listing index",
+                median(samples("inbox_ms")),
+                "ms",
+                "without the index",
+                without["inbox_ms"],
+                LOWER,
+                note=spread("inbox_ms"),
+            ),
+            "<",
+            INBOX_TARGET_MS,
+        ),
+        Row(
+            RESTART_SECTION,
+            f"status filter (COMPLETED) after a restart ({scale}), listing index",
+            median(samples("completed_ms")),
+            "ms",
+            "without the index",
+            without["completed_ms"],
+            LOWER,
+            note=spread("completed_ms"),
+        ),
+        figure_target(
+            Row(
+                RESTART_SECTION,
+                "slowest bystander append while those three run, listing index",
+                max(samples("busy_stall_ms")),
+                "ms",
+                "slowest with no listing load",
+                max(samples("idle_stall_ms")),
+                LOWER,
+                note=f"{spread('busy_stall_ms')}; without the index: {without['busy_stall_ms']:.1f}",
+            ),
+            "<",
+            STALL_TARGET_MS,
+        ),
+        Row(
+            RESTART_SECTION,
+            f"server start to serving ({scale}), listing index loaded and checked",
+            median(samples("start_s")),
+            "s",
+            "without the index",
+            without["start_s"],
+            LOWER,
+            note=spread("start_s"),
+        ),
+    ]
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.listing", description="Row 15: ListRuns after a restart")
+    parser.add_argument("--runs", type=int, default=RESTART_RUNS, help="runs in the data set (default 100,000)")
+    parser.add_argument("--data", type=Path, help="reuse (or first write) the data set in this directory")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="runjournal-list-restart-") as scratch:
+        ctx = Context(FULL, Path(scratch))
+        data_dir = args.data
+        if data_dir is not None and not any(data_dir.glob("*.jsonl")):
+            data_dir.mkdir(parents=True, exist_ok=True)
+            build_restart_data(data_dir, args.runs)
+        elif data_dir is not None and not (data_dir / ".listing-index" / "snapshot").exists():
+            began = time.perf_counter()
+            asyncio.run(_build_index(data_dir))  # a data set kept from before: only its index is missing
+            ctx.log(f"list restart: built the index in {time.perf_counter() - began:.1f} s")
+        rows = restart(ctx, args.runs, data_dir)
+    print(table(rows))
+    for row in rows:
+        if row.note:
+            print(f"- {row.name}: {row.note}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

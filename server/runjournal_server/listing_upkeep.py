@@ -7,7 +7,7 @@
   listing misses a write this server acknowledged, nor, on JetStream, one the
   feed reported from another replica.
 * **Ticks.** A background task places pending runs (reads their metas) soon
-  after they are told, and every ``REFRESH_SECONDS`` reads the summaries of
+  after they are told, and every ``DIRTY_REFRESH_SECONDS`` reads the summaries of
   dirty runs again (a hot run costs one read per tick, not one per append),
   at most ``TICK_RUNS`` runs per step with ``READ_CONCURRENCY`` reads in
   flight, so appends never wait behind it.
@@ -69,12 +69,17 @@ READ_CONCURRENCY = 8
 PLACE_DELAY_SECONDS = 0.05
 """How long news waits to be batched before the runs it names are placed."""
 REFRESH_SECONDS = 2.0
+"""How often a process without the index tells the owner so (and retries listing the runs)."""
+DIRTY_REFRESH_SECONDS = 10.0
+"""How often dirty runs are read again. A dirty run costs nothing while it waits (it is a candidate of every
+state filter, read anyway if listed), and each read costs about 1 ms of CPU: under appends to 64 runs,
+a 2 s cadence would spend about 3% of a core on them."""
 OTHERS_FRESH_SECONDS = 5 * REFRESH_SECONDS
 """How recent another process's ``others`` mark must be for it to count as still serving."""
 COMPACT_MIN_OPS = 10_000
-LABEL_RUNS_PER_TICK = 128
+LABEL_RUNS_PER_TICK = 512
 """Labels read back from the metas per tick after a restart, so that the fill costs others a few percent of the
-server (100,000 runs: about 25 minutes); a label filter meanwhile reads at once the metas it still needs."""
+server (100,000 runs: about half an hour); a label filter meanwhile reads the labels of the runs it walks."""
 
 LABELS_START: SortKey = (2**63, 0, "")
 """A key after every run's: the background fill of labels starts from the newest run."""
@@ -259,7 +264,7 @@ class ListingUpkeep:
                 await self._repair()
                 self._repaired()
             loop = asyncio.get_running_loop()
-            next_refresh = loop.time() + REFRESH_SECONDS
+            next_refresh = loop.time() + DIRTY_REFRESH_SECONDS
             labels_from: SortKey | None = LABELS_START  # where the background fill of labels goes on
             while True:
                 with contextlib.suppress(TimeoutError):
@@ -278,7 +283,7 @@ class ListingUpkeep:
                     if labels_from is not None:
                         unknown, labels_from = self._index.unlabelled([""], LABEL_RUNS_PER_TICK, labels_from)
                         await self.fill_labels(unknown)
-                    next_refresh = loop.time() + REFRESH_SECONDS
+                    next_refresh = loop.time() + DIRTY_REFRESH_SECONDS
                 await self._persist()
         except asyncio.CancelledError:
             raise
