@@ -136,6 +136,8 @@ class FileIndexStore:
             return False
         self._lock_fd = fd
         self._log_fd = os.open(self._dir / LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+        if os.fstat(self._log_fd).st_size == 0:
+            _write_all(self._log_fd, _line(["format", FORMAT]))
         return True
 
     def touch_others(self) -> None:
@@ -178,7 +180,7 @@ class FileIndexStore:
                 data = b""
             ops = data.count(b"\n")
             damaged = self._replay(data, entries, LOG)
-        if snapshot is None and ops == 0 and damaged is None:
+        if snapshot is None and ops <= 1 and damaged is None:  # a log of its format line alone
             damaged = "no index was persisted"
         return Loaded(list(entries.values()), damaged, ops)
 
@@ -192,7 +194,7 @@ class FileIndexStore:
         for number, line in enumerate(lines, 1):
             try:
                 body = _parse(line)
-                if name == SNAPSHOT and number == 1:
+                if number == 1:  # both files begin with their format: rows of another one are never read
                     if body != ["format", FORMAT]:
                         return f"the {name} file is of another format ({body!r})"
                     continue
@@ -248,6 +250,7 @@ class FileIndexStore:
         # The log goes only after the new snapshot is durable under its name.
         self._fsync_dir()
         os.ftruncate(self._log_fd, 0)
+        _write_all(self._log_fd, _line(["format", FORMAT]))
 
     def _fsync_dir(self) -> None:
         fd = os.open(self._dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)

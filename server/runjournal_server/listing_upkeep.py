@@ -77,6 +77,8 @@ a 2 s cadence would spend about 3% of a core on them."""
 OTHERS_FRESH_SECONDS = 5 * REFRESH_SECONDS
 """How recent another process's ``others`` mark must be for it to count as still serving."""
 COMPACT_MIN_OPS = 10_000
+INLINE_NEW_RUNS = 1_000
+"""More runs than this (and a tenth of all) missing from a loaded index are placed in the background."""
 LABEL_RUNS_PER_TICK = 512
 """Labels read back from the metas per tick after a restart, so that the fill costs others a few percent of the
 server (100,000 runs: about half an hour); a label filter meanwhile reads the labels of the runs it walks."""
@@ -173,8 +175,8 @@ class ListingUpkeep:
         else:
             # Before the server serves: a stat per run and a read of each run that moved, so the
             # index is exact from the first call on (a missing one is rebuilt in the background).
-            await self._repair()
-            self._repaired()
+            if await self._repair(inline=True):
+                self._repaired()
         self._active = True
         self._task = asyncio.create_task(self._run(), name="listing-index-upkeep")
 
@@ -261,7 +263,7 @@ class ListingUpkeep:
     async def _run(self) -> None:
         try:
             if not self.repaired:
-                await self._repair()
+                await self._repair(inline=False)
                 self._repaired()
             loop = asyncio.get_running_loop()
             next_refresh = loop.time() + DIRTY_REFRESH_SECONDS
@@ -297,8 +299,14 @@ class ListingUpkeep:
         self._repair_done.set()
         log.info("listing index: %d runs, checked against the store", len(self._index))
 
-    async def _repair(self) -> None:
-        """Check every entry against the store (see the module docstring); bounded steps, then persist."""
+    async def _repair(self, *, inline: bool) -> bool:
+        """Check every entry against the store (see the module docstring); bounded steps, then persist.
+
+        ``inline`` (before the server serves) gives up, returning False, when
+        the index lacks many runs (a rebuild a crash cut short): the start
+        would wait for all their reads. The index is then not ready, and the
+        background task does it all while the listing reads every run.
+        """
         while True:
             try:
                 versions = await self._backend.run_versions()
@@ -309,7 +317,11 @@ class ListingUpkeep:
                 await asyncio.sleep(REFRESH_SECONDS)
         present = set(run_ids)
         absent = [entry.run_id for entry in self._index.entries() if entry.run_id not in present]
-        self._index.pending.update(run_id for run_id in run_ids if run_id not in self._index)
+        new = [run_id for run_id in run_ids if run_id not in self._index]
+        if inline and len(new) > max(INLINE_NEW_RUNS, len(run_ids) // 10):
+            self.ready = False
+            return False
+        self._index.pending.update(new)
         await self.place_pending()
         if not self.ready:
             self.ready = True  # every run has its place: pages walk the index, states are read below
@@ -323,6 +335,7 @@ class ListingUpkeep:
                 stale.append(entry.run_id)
         await self._refresh(absent + stale)
         await self._persist()
+        return True
 
     async def _place(self, run_ids: Sequence[str]) -> None:
         """Place runs the index lacks, from one summary read each (it carries the meta's facts).

@@ -75,3 +75,36 @@ async def test_the_first_pages_after_a_restart_read_only_what_they_list(tmp_path
         assert len(opened) == 5 and len(backend.read) == 6
     finally:
         await stop(backend, runs)
+
+
+async def test_an_index_missing_most_runs_is_completed_in_the_background_not_before_serving(tmp_path: Path):
+    """A rebuild a crash cut short leaves an index of a few runs: the start must not read all the others first."""
+    from runjournal_server.listing_index_store import FileIndexStore
+    from runjournal_server.listing_upkeep import INDEX_DIR, INLINE_NEW_RUNS
+
+    many = INLINE_NEW_RUNS + 50
+    for index in range(many):
+        meta = b.meta(run_id=f"run-{index:04d}")
+        meta.meta.created_at.FromSeconds(1_700_000_000 + index)
+        (tmp_path / f"run-{index:04d}.jsonl").write_bytes(records.encode(meta).line + b"\n")
+    backend, runs = await started(tmp_path)
+    try:
+        await runs._listing.upkeep.wait_repaired()
+    finally:
+        await stop(backend, runs)
+    store = FileIndexStore(tmp_path / INDEX_DIR)
+    assert store.open()
+    kept = store.load().entries[:10]
+    store.compact(kept)  # as if the rebuild had placed ten runs when the process died
+    store.close()
+
+    backend, runs = await started(tmp_path)
+    try:
+        assert not runs._listing.upkeep.ready  # the start did not wait for a thousand reads
+        assert len(backend.read) < many
+        page, _ = await runs.list_runs(page_size=5, page_token="", where=RunFilter())  # every run read meanwhile
+        assert [s.run_id for s in page] == [f"run-{n:04d}" for n in range(many - 1, many - 6, -1)]
+        await runs._listing.upkeep.wait_repaired()
+        assert runs._listing.upkeep.ready and len(runs._listing._index) == many
+    finally:
+        await stop(backend, runs)

@@ -115,3 +115,28 @@ def test_possible_states_is_a_necessary_condition_of_admits_state(status, waitin
     if where.admits_state(summary):
         assert statuses is None or summary.status in statuses
         assert not needs_waiting or summary.waiting_calls
+
+
+def test_the_store_reads_back_its_own_rows_and_never_another_formats(tmp_path):
+    from runjournal_server.listing_index import LABELS_UNKNOWN
+    from runjournal_server.listing_index_store import FileIndexStore, _line
+
+    store = FileIndexStore(tmp_path / "index")
+    assert store.open()
+    assert store.load().damaged == "no index was persisted"  # a log holding its format line alone
+    kept = entry("r-1", 5, 0)
+    kept.set_state(RunState(2, 0, 7, 3, (10, 20, 30)))
+    store.append([("put", kept), ("put", entry("r-2", 6, 0)), ("drop", "r-2")])
+    loaded = store.load()
+    assert loaded.damaged is None and [e.run_id for e in loaded.entries] == ["r-1"]
+    assert loaded.entries[0].state == kept.state and loaded.entries[0].labels is LABELS_UNKNOWN
+    store.compact(loaded.entries)
+    assert [e.key for e in store.load().entries] == [kept.key]
+    store.close()
+    # A log of another format, well formed, rows of the same arity included: refused whole, never read.
+    (tmp_path / "index" / "snapshot").unlink()
+    (tmp_path / "index" / "log").write_bytes(_line(["format", 1]) + _line(["put", [["r-9", 1, 0, {}, "", "", None]]]))
+    reopened = FileIndexStore(tmp_path / "index")
+    assert reopened.open()
+    assert reopened.load().damaged == "the log file is of another format (['format', 1])"
+    reopened.close()
