@@ -26,6 +26,7 @@ from runjournal.v1 import records_pb2
 from runjournal.v1 import task_service_pb2 as tpb
 from runjournal.v1 import task_service_pb2_grpc as tpb_grpc
 from runjournal_server.auth import ANY_SCOPE, UNRESTRICTED, Access, Scope, TokenTable
+from runjournal_server.core.schema import timestamp_problem
 from runjournal_server.errors import InvalidArgumentError, JournalError, Reason
 from runjournal_server.listing import RunFilter
 from runjournal_server.observing import NO_OBSERVER, Observer
@@ -256,7 +257,7 @@ class JournalServicer(_Authorizing, pb_grpc.JournalServiceServicer):
             waiting_for_person=request.waiting_for_person,
             task_id=request.task_id,
             parent_run_id=request.parent_run_id,
-            stopped_before=request.stopped_before.ToNanoseconds() / 1e9 if request.HasField("stopped_before") else None,
+            stopped_before=_seconds_or_none(request, "stopped_before"),
             run_id_prefixes=access.run_id_prefixes,
         )
         runs, token = await self._runs.list_runs(
@@ -354,6 +355,17 @@ def _only_record_of_kind(field: str, batch: Sequence[records_pb2.JournalRecord])
     kind = field.split(".", 1)[0]
     found = [index for index, record in enumerate(batch) if record.WhichOneof("payload") == kind]
     return found[0] if len(found) == 1 else None
+
+
+def _seconds_or_none(request: Any, field: str) -> float | None:
+    """A request's optional Timestamp as seconds since the epoch; out of range is INVALID_ARGUMENT naming it."""
+    if not request.HasField(field):
+        return None
+    timestamp = getattr(request, field)
+    problem = timestamp_problem(timestamp)
+    if problem is not None:
+        raise InvalidArgumentError(field, problem)
+    return float(timestamp.ToNanoseconds() / 1e9)
 
 
 def _serialize(response: Any) -> bytes:

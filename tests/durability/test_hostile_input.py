@@ -368,7 +368,11 @@ def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
                     path = f"/{SERVICE.full_name}/{method.name}"
                     factory = channel.unary_stream if method.server_streaming else channel.unary_unary
                     call = factory(path, request_serializer=bytes, response_deserializer=bytes)
-                    if method.server_streaming:
+                    if method.name in ENDLESS_STREAMS:
+                        calls[method.name] = lambda payload, call=call, name=method.name: read_until_caught_up(
+                            call, payload, ENDLESS_STREAMS[name]
+                        )
+                    elif method.server_streaming:
                         calls[method.name] = lambda payload, call=call: list(
                             call(payload, timeout=CALL_TIMEOUT_SECONDS)
                         )
@@ -391,6 +395,22 @@ def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
         finally:
             if server.alive():
                 server.kill()
+
+
+ENDLESS_STREAMS: dict[str, Any] = {"Watch": pb.WatchResponse, "WatchRuns": pb.WatchRunsResponse}
+"""Streams that never end by themselves: an accepted request is read up to its caught_up item, then cancelled."""
+
+
+def read_until_caught_up(call: Any, payload: bytes, response_class: Any) -> None:
+    """Send one request of an endless stream; return at its caught_up item (a refusal raises as any call's)."""
+    stream = call(payload, timeout=CALL_TIMEOUT_SECONDS)
+    try:
+        for item in stream:
+            if response_class.FromString(item).HasField("caught_up"):
+                return
+    finally:
+        stream.cancel()
+    raise AssertionError("the stream ended without caught_up and without a refusal")
 
 
 def fuzz_settings(examples: int) -> settings:

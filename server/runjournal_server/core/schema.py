@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 
 from google.protobuf.descriptor import EnumDescriptor
 from google.protobuf.message import Message
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from runjournal.v1 import records_pb2 as pb
 from runjournal_server.core.ids import is_valid_run_id
@@ -124,6 +125,19 @@ _ASSISTANT_BLOCKS = frozenset({"text", "thinking", "tool_use", "opaque"})
 _PLAIN_BLOCKS = frozenset({"text", "opaque"})
 
 
+def timestamp_problem(timestamp: Timestamp) -> str | None:
+    """What makes a Timestamp unusable (outside the range proto JSON can write, or nanos out of range); None if fine.
+
+    For records and request fields alike: a request's timestamp is converted
+    to a number the rules compare, and an out-of-range one is the caller's
+    INVALID_ARGUMENT, never a server fault.
+    """
+    low, high = _TIMESTAMP_SECONDS
+    if not low <= timestamp.seconds <= high or not 0 <= timestamp.nanos <= 999_999_999:
+        return "is outside 0001-01-01T00:00:00Z..9999-12-31T23:59:59.999999999Z"
+    return None
+
+
 def _names(names: Collection[str]) -> str:
     return ", ".join(sorted(names))
 
@@ -186,9 +200,9 @@ def _meta(c: _Checker, m: pb.Meta) -> None:
         c.fail("meta.run_id", _RUN_ID_RULE)
     if not m.HasField("created_at"):
         c.fail("meta.created_at", "is required")
-    low, high = _TIMESTAMP_SECONDS
-    if not low <= m.created_at.seconds <= high or not 0 <= m.created_at.nanos <= 999_999_999:
-        c.fail("meta.created_at", "is outside 0001-01-01T00:00:00Z..9999-12-31T23:59:59.999999999Z")
+    problem = timestamp_problem(m.created_at)
+    if problem is not None:
+        c.fail("meta.created_at", problem)
     if not m.HasField("fingerprint"):
         c.fail("meta.fingerprint", "is required")
     _fingerprint(c, m.fingerprint, "meta.fingerprint")
@@ -199,9 +213,6 @@ def _meta(c: _Checker, m: pb.Meta) -> None:
         c.fail("meta.task_id", f"must be empty or a run id: {_RUN_ID_RULE}")
     if m.HasField("forked_from"):
         _fork_origin(c, m.forked_from)
-
-
-_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 
 def _fork_origin(c: _Checker, origin: pb.ForkOrigin) -> None:
