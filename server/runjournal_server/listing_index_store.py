@@ -40,6 +40,7 @@ from typing import Any
 
 import portalocker
 
+from runjournal_server.backends.file.files import fsync_dir
 from runjournal_server.listing_index import LABELS_UNKNOWN, Entry, RunState
 
 log = logging.getLogger(__name__)
@@ -253,11 +254,7 @@ class FileIndexStore:
         _write_all(self._log_fd, _line(["format", FORMAT]))
 
     def _fsync_dir(self) -> None:
-        fd = os.open(self._dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        fsync_dir(self._dir)
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -30,6 +30,7 @@ from runjournal_server.backends.base import Backend, BackwardWalk, TaskStore, To
 from runjournal_server.backends.file.files import (
     JOURNAL_SUFFIX,
     LOCK_SUFFIX,
+    fsync_dir,
     open_regular,
     os_errors,
     read_all,
@@ -289,11 +290,7 @@ class FileBackend(Backend):
             raise RunNotFoundError(run_id) from None
 
     def _fsync_dir(self) -> None:
-        fd = os.open(self._dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        fsync_dir(self._dir)
 
     # ------------------------------------------------------------ blocking work
 

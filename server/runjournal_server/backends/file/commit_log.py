@@ -128,7 +128,7 @@ class CommitLog:
         made = not directory.exists()
         directory.mkdir(exist_ok=True)
         if made:
-            _fsync_dir(data_dir)
+            files.fsync_dir(data_dir)
         commit_log = cls(directory)
         with _recovery_lock(directory):
             fd = os.open(commit_log.path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, files.FILE_MODE)
@@ -136,7 +136,7 @@ class CommitLog:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 files.write_all(fd, _header(commit_log.generation), 0)
                 files.sync(fd)
-                _fsync_dir(directory)
+                files.fsync_dir(directory)
             except OSError:
                 os.close(fd)
                 with contextlib.suppress(OSError):
@@ -177,7 +177,7 @@ class CommitLog:
     def remove(self) -> None:
         """Delete the log once nothing in it is needed (every journal it covers is fsynced), then let go."""
         os.unlink(self.path)
-        _fsync_dir(self.directory)
+        files.fsync_dir(self.directory)
         self.close()  # only now: a log that could not be removed stays locked, never taken for an orphan
 
     def close(self) -> None:
@@ -211,7 +211,7 @@ def recover(data_dir: Path) -> int:
                     continue  # a live server's log
                 repaired += _replay(data_dir, files.read_all(fd))
                 os.unlink(path)
-                _fsync_dir(directory)
+                files.fsync_dir(directory)
             finally:
                 os.close(fd)
     return repaired
@@ -301,13 +301,5 @@ def _recovery_lock(directory: Path) -> Iterator[None]:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # blocking: another process's recovery or log creation is short
         yield
-    finally:
-        os.close(fd)
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        files.sync(fd)
     finally:
         os.close(fd)

@@ -21,21 +21,13 @@ import uuid
 from pathlib import Path
 
 from runjournal_server.backends.base import Tombstone
-from runjournal_server.backends.file.files import FILE_MODE, write_all
+from runjournal_server.backends.file.files import FILE_MODE, fsync_dir, write_all
 from runjournal_server.core.ids import is_valid_run_id, validate_run_id
 from runjournal_server.errors import StorageUnavailableError
 
 DELETED_DIR = "deleted"
 TOMBSTONE_SUFFIX = ".json"
 _TEMP_PREFIX = ".tmp-"
-
-
-def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class Tombstones:
