@@ -68,6 +68,41 @@ def _unary(
     return wrap
 
 
+def _streaming(
+    needs: frozenset[Scope],
+) -> Callable[
+    [Callable[[Any, Any, grpc.aio.ServicerContext, Access], AsyncIterator[bytes]]],
+    Callable[[Any, Any, grpc.aio.ServicerContext], AsyncIterator[bytes]],
+]:
+    """``_unary`` for server-streaming calls: authorize, stream, and end with a rich status on a refusal.
+
+    A stream the server's shutdown ends (``EventsClosedError``) ends UNAVAILABLE
+    without a reason, which clients resume elsewhere as after a transport failure.
+    """
+
+    def wrap(
+        method: Callable[[Any, Any, grpc.aio.ServicerContext, Access], AsyncIterator[bytes]],
+    ) -> Callable[[Any, Any, grpc.aio.ServicerContext], AsyncIterator[bytes]]:
+        @functools.wraps(method)
+        async def handler(self: _Authorizing, request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
+            try:
+                access = self.authorize(request, context, needs)
+                async with contextlib.aclosing(method(self, request, context, access)) as items:  # type: ignore[type-var]
+                    async for item in items:
+                        yield item
+            except JournalError as err:
+                await context.abort_with_status(to_status(err))
+            except EventsClosedError:
+                await context.abort(grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN)
+            except Exception:
+                log.exception("unexpected failure in %s", method.__name__)
+                await context.abort(grpc.StatusCode.INTERNAL, "internal error; see the server log")
+
+        return handler
+
+    return wrap
+
+
 # The scope each kind of call needs with token auth on (see auth.py): reading
 # is open to either scope, since an operator must see what it decides.
 _READS = ANY_SCOPE
@@ -251,72 +286,50 @@ class JournalServicer(_Authorizing, pb_grpc.JournalServiceServicer):
     async def ListRuns(
         self, request: pb.ListRunsRequest, context: grpc.aio.ServicerContext, access: Access
     ) -> pb.ListRunsResponse:
-        where = RunFilter(
-            status=request.status,
-            labels=dict(request.labels),
-            waiting_for_person=request.waiting_for_person,
-            task_id=request.task_id,
-            parent_run_id=request.parent_run_id,
-            stopped_before=_seconds_or_none(request, "stopped_before"),
-            run_id_prefixes=access.run_id_prefixes,
-        )
         runs, token = await self._runs.list_runs(
-            page_size=request.page_size, page_token=request.page_token, where=where
+            page_size=request.page_size, page_token=request.page_token, where=_run_filter(request, access)
         )
         return pb.ListRunsResponse(runs=runs, next_page_token=token)
 
-    async def Read(self, request: pb.ReadRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
-        try:
-            self.authorize(request, context, _READS)
-            with self._observer.reading():
-                async with contextlib.aclosing(self._runs.read(request.run_id, request.from_seq)) as reader:
-                    while (item := await _next_read_item(reader)) is not None:
-                        yield item
-        except JournalError as err:
-            await context.abort_with_status(to_status(err))
-        except Exception:
-            log.exception("unexpected failure in Read")
-            await context.abort(grpc.StatusCode.INTERNAL, "internal error; see the server log")
-
-    async def Watch(self, request: pb.WatchRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
-        try:
-            self.authorize(request, context, _READS)
-            with self._observer.watching("Watch"):
-                async with contextlib.aclosing(watch_run(self._runs, request.run_id, request.after_seq)) as items:
-                    async for item in items:
-                        yield item
-        except JournalError as err:
-            await context.abort_with_status(to_status(err))
-        except EventsClosedError:
-            await context.abort(grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN)
-        except Exception:
-            log.exception("unexpected failure in Watch")
-            await context.abort(grpc.StatusCode.INTERNAL, "internal error; see the server log")
-
-    async def WatchRuns(
-        self, request: pb.WatchRunsRequest, context: grpc.aio.ServicerContext
+    @_streaming(_READS)
+    async def Read(
+        self, request: pb.ReadRequest, context: grpc.aio.ServicerContext, access: Access
     ) -> AsyncIterator[bytes]:
-        try:
-            access = self.authorize(request, context, _READS)
-            where = RunFilter(
-                status=request.status,
-                labels=dict(request.labels),
-                waiting_for_person=request.waiting_for_person,
-                task_id=request.task_id,
-                parent_run_id=request.parent_run_id,
-                run_id_prefixes=access.run_id_prefixes,
-            )
-            with self._observer.watching("WatchRuns"):
-                async with contextlib.aclosing(watch_runs(self._runs, where)) as items:
-                    async for item in items:
-                        yield item
-        except JournalError as err:
-            await context.abort_with_status(to_status(err))
-        except EventsClosedError:
-            await context.abort(grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN)
-        except Exception:
-            log.exception("unexpected failure in WatchRuns")
-            await context.abort(grpc.StatusCode.INTERNAL, "internal error; see the server log")
+        with self._observer.reading():
+            async with contextlib.aclosing(self._runs.read(request.run_id, request.from_seq)) as reader:
+                while (item := await _next_read_item(reader)) is not None:
+                    yield item
+
+    @_streaming(_READS)
+    async def Watch(
+        self, request: pb.WatchRequest, context: grpc.aio.ServicerContext, access: Access
+    ) -> AsyncIterator[bytes]:
+        with self._observer.watching("Watch"):
+            async with contextlib.aclosing(watch_run(self._runs, request.run_id, request.after_seq)) as items:
+                async for item in items:
+                    yield item
+
+    @_streaming(_READS)
+    async def WatchRuns(
+        self, request: pb.WatchRunsRequest, context: grpc.aio.ServicerContext, access: Access
+    ) -> AsyncIterator[bytes]:
+        with self._observer.watching("WatchRuns"):
+            async with contextlib.aclosing(watch_runs(self._runs, _run_filter(request, access))) as items:
+                async for item in items:
+                    yield item
+
+
+def _run_filter(request: pb.ListRunsRequest | pb.WatchRunsRequest, access: Access) -> RunFilter:
+    """The filters of ListRuns and WatchRuns (the same fields), within the token's prefixes."""
+    return RunFilter(
+        status=request.status,
+        labels=dict(request.labels),
+        waiting_for_person=request.waiting_for_person,
+        task_id=request.task_id,
+        parent_run_id=request.parent_run_id,
+        stopped_before=_seconds_or_none(request, "stopped_before"),
+        run_id_prefixes=access.run_id_prefixes,
+    )
 
 
 _ABOUT_ONE_RECORD = frozenset({Reason.INVALID_RECORD, Reason.RECORD_TOO_LARGE, Reason.SEQ_GAP, Reason.SEQ_CONFLICT})
@@ -358,8 +371,9 @@ def _only_record_of_kind(field: str, batch: Sequence[records_pb2.JournalRecord])
 
 
 def _seconds_or_none(request: Any, field: str) -> float | None:
-    """A request's optional Timestamp as seconds since the epoch; out of range is INVALID_ARGUMENT naming it."""
-    if not request.HasField(field):
+    """A request's optional Timestamp as seconds since the epoch (None when unset, or the message has no such
+    field); out of range is INVALID_ARGUMENT naming it."""
+    if field not in request.DESCRIPTOR.fields_by_name or not request.HasField(field):
         return None
     timestamp = getattr(request, field)
     problem = timestamp_problem(timestamp)
