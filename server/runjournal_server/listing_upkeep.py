@@ -107,6 +107,7 @@ class ListingUpkeep:
         self._thread: ThreadPoolExecutor | None = None
         self._ops: list[Op] = []
         self._log_ops = 0
+        self._placing = asyncio.Lock()
         self._news = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._repair_done = asyncio.Event()
@@ -236,10 +237,16 @@ class ListingUpkeep:
         return self.ready
 
     async def place_pending(self) -> None:
-        """Place every run told of but not yet placed: a page never misses a run created a moment ago."""
-        while self._index.pending:
-            batch = sorted(self._index.pending)[:TICK_RUNS]
-            await self._place(batch)
+        """Place every run told of but not yet placed: a page never misses a run created a moment ago.
+
+        One placement at a time: ``_place`` takes its runs off the pending set
+        before it reads them, so a second caller that did not wait would find
+        the set empty and walk the index without them.
+        """
+        async with self._placing:
+            while self._index.pending:
+                batch = sorted(self._index.pending)[:TICK_RUNS]
+                await self._place(batch)
 
     def observed(self, entry: Entry, gen: int, summary: state_pb2.RunSummary) -> None:
         """A page read ``summary`` for ``entry``: keep the state it shows, unless news arrived meanwhile.

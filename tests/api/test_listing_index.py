@@ -191,6 +191,25 @@ def test_a_run_written_just_now_is_in_every_filter_at_once(servers: Servers):
     servers.stop()
 
 
+def test_concurrent_listings_right_after_a_creation_all_list_the_new_run(servers: Servers):
+    """Two ListRuns arriving together after a creation: the second must not walk past a run the first is placing.
+
+    (The conformance runners replay scenarios concurrently; one ListRuns took
+    the new run off the pending set and, while it read the run, another
+    walked the index without it.)
+    """
+    server = servers.start()
+    for stub in stub_of(server):
+        for round_ in range(40):
+            run_id = f"idx-race-{round_:02d}"
+            create(stub, run_id, 1_700_000_000 + round_, race=run_id)
+            request = pb.ListRunsRequest(labels={"race": run_id})
+            calls = [stub.ListRuns.future(request, timeout=30) for _ in range(4)]
+            listed = [[s.run_id for s in call.result().runs] for call in calls]
+            assert listed == [[run_id]] * 4, f"round {round_}: {listed}"
+    servers.stop()
+
+
 def test_a_stale_index_is_repaired_from_the_journals_at_start(file_servers: Servers):
     server = file_servers.start()
     for stub in stub_of(server):
