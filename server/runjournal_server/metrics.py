@@ -25,6 +25,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, star
 
 from runjournal.v1 import records_pb2
 from runjournal_server.core.kinds import Kind
+from runjournal_server.handler_wrapping import rewrap
 from runjournal_server.observing import AppendResult, Observer
 
 NAMESPACE = "runjournal"
@@ -155,17 +156,11 @@ def _counted(handler: grpc.RpcMethodHandler, method: str, metrics: Metrics) -> g
     def finish(context: grpc.aio.ServicerContext, started: float, error: BaseException | None) -> None:
         metrics.rpc_done(method, _code_of(context, error), time.perf_counter() - started)
 
-    serializers = {
-        "request_deserializer": handler.request_deserializer,
-        "response_serializer": handler.response_serializer,
-    }
-    if handler.unary_unary is not None:
-        return grpc.unary_unary_rpc_method_handler(_wrap_unary(handler.unary_unary, finish), **serializers)
-    if handler.unary_stream is not None:
-        return grpc.unary_stream_rpc_method_handler(_wrap_stream(handler.unary_stream, finish), **serializers)
-    if handler.stream_unary is not None:
-        return grpc.stream_unary_rpc_method_handler(_wrap_unary(handler.stream_unary, finish), **serializers)
-    return grpc.stream_stream_rpc_method_handler(_wrap_stream(handler.stream_stream, finish), **serializers)
+    return rewrap(
+        handler,
+        unary=lambda behavior: _wrap_unary(behavior, finish),
+        stream=lambda behavior: _wrap_stream(behavior, finish),
+    )
 
 
 Finish = Callable[[grpc.aio.ServicerContext, float, "BaseException | None"], None]

@@ -38,6 +38,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
 from opentelemetry.trace import Status, StatusCode
 
+from runjournal_server.handler_wrapping import rewrap
+
 DEFAULT_SERVICE_NAME = "runjournal"
 EXPORTERS = ("otlp", "console", "none")
 """The values of ``OTEL_TRACES_EXPORTER`` this server knows (a comma-separated list of them)."""
@@ -167,17 +169,7 @@ class _StatusRecorder(grpc.aio.ServerInterceptor):
         handler = await continuation(handler_call_details)
         if handler is None:
             return handler
-        serializers = {
-            "request_deserializer": handler.request_deserializer,
-            "response_serializer": handler.response_serializer,
-        }
-        if handler.unary_unary is not None:
-            return grpc.unary_unary_rpc_method_handler(_unary(handler.unary_unary), **serializers)
-        if handler.unary_stream is not None:
-            return grpc.unary_stream_rpc_method_handler(_stream(handler.unary_stream), **serializers)
-        if handler.stream_unary is not None:
-            return grpc.stream_unary_rpc_method_handler(_unary(handler.stream_unary), **serializers)
-        return grpc.stream_stream_rpc_method_handler(_stream(handler.stream_stream), **serializers)
+        return rewrap(handler, unary=_unary, stream=_stream)
 
 
 def _unary(behavior: Callable[..., Any]) -> Callable[..., Any]:
