@@ -252,7 +252,7 @@ async def serve(
     # out of the cyclic collector, whose full pass over it alone takes 80 ms, a stall of every call.
     gc.freeze()
     if metrics is not None:
-        metrics.watch(lambda: runs.open_journals, lambda: runs.warm_bytes)
+        metrics.watch(lambda: runs.open_journals, lambda: runs.warm_bytes, backend.durability_counts)
     try:
         # What other replicas store or delete reaches this server's watchers.
         await backend.follow(runs.events.stored, runs.events.deleted)

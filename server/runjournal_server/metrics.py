@@ -15,13 +15,15 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 from wsgiref.simple_server import WSGIServer
 
 import grpc
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from runjournal.v1 import records_pb2
 from runjournal_server.core.kinds import Kind
@@ -83,10 +85,21 @@ class Metrics(Observer):
             for result in AppendResult:
                 self.append_records.labels(str(kind), str(result))
 
-    def watch(self, open_journals: Callable[[], float], warm_bytes: Callable[[], float]) -> None:
-        """Read the two state gauges from these at scrape time (e.g. ``Runs.open_journals``)."""
+    def watch(
+        self,
+        open_journals: Callable[[], float],
+        warm_bytes: Callable[[], float],
+        durability_counts: Callable[[], Mapping[str, int]] = dict,
+    ) -> None:
+        """Read the state gauges and the store's own counters from these at scrape time.
+
+        ``durability_counts`` is ``Backend.durability_counts``: counted by the
+        store where it does the work (the group commit's drain thread), and
+        turned into series only when scraped, so the write path pays nothing.
+        """
         self.open_journals.set_function(open_journals)
         self.warm_bytes.set_function(warm_bytes)
+        self.registry.register(_DurabilityCollector(durability_counts))
 
     # -------------------------------------------------------------- Observer
 
@@ -118,6 +131,32 @@ class Metrics(Observer):
     def rpc_done(self, method: str, code: grpc.StatusCode, seconds: float) -> None:
         self.rpcs.labels(method, code.name).inc()
         self.rpc_seconds.labels(method).observe(seconds)
+
+
+DURABILITY_SERIES = {
+    "groups": ("group_commit_groups", "Groups of appends the file backend's group commit made durable together"),
+    "appends": ("group_commit_appends", "Appends made durable through group commit (over the groups: the group size)"),
+    "log_syncs": ("commit_log_fsyncs", "fsyncs of the group commit's shared log: one per group of two or more appends"),
+    "journal_syncs": ("journal_fsyncs", "fsyncs of journals: an append alone in its group, checkpoints, closes"),
+    "checkpoints": ("commit_log_checkpoints", "Checkpoints of the commit log: dirty journals fsynced, the log rewound"),
+}
+"""``Backend.durability_counts`` names and the counter each becomes (a store that counts none adds none)."""
+
+
+class _DurabilityCollector(Collector):
+    """The store's durability counters as Prometheus counters, read when scraped."""
+
+    def __init__(self, counts: Callable[[], Mapping[str, int]]) -> None:
+        self._counts = counts
+
+    def collect(self) -> Iterator[Metric]:
+        counts = self._counts()
+        for key, (name, documentation) in DURABILITY_SERIES.items():
+            if key in counts:
+                yield CounterMetricFamily(f"{NAMESPACE}_{name}", documentation, value=counts[key])
+
+    def describe(self) -> Iterator[Metric]:
+        return iter(())  # the series depend on the store: nothing to check against other collectors' names
 
 
 def _kind(record: records_pb2.JournalRecord) -> str:

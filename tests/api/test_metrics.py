@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import urllib.request
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import grpc
 import pytest
@@ -41,6 +42,7 @@ def metrics_server(
     line = server.process.stdout.readline()
     assert line.startswith(METRICS_PREFIX), line
     server.metrics_address = line.removeprefix(METRICS_PREFIX).strip()  # type: ignore[attr-defined]
+    server.backend_name = request.param  # type: ignore[attr-defined]
     yield server
     assert server.stop() == 0, server.log()  # the metrics endpoint closes with the server
 
@@ -168,3 +170,38 @@ def test_the_series_are_the_same_at_10_runs_and_at_1000(metrics_server, stub):
     assert value(at_1000, created, kind="meta", result="ok") - value(at_10, created, kind="meta", result="ok") == 990
     assert set(at_1000) == set(at_10)
     assert not {name for (_, labels) in at_1000 for name, _ in labels} & {"run", "run_id"}
+
+
+def test_group_commit_counts_every_append_its_groups_and_their_fsyncs(metrics_server, stub):
+    """File: each append into an open journal is counted in one group, each group made durable by an fsync.
+
+    Concurrent appends to 16 runs, so groups of several appends can form
+    (how many do depends on timing, so only the invariants are checked: the
+    exact number of appends, and at least one fsync per group). JetStream
+    counts no fsyncs of its own and has none of these series.
+    """
+    runs = [new_run_id("group") for _ in range(16)]
+    for run_id in runs:
+        assert append(stub, run_id, b.meta(run_id=run_id)) == "OK"  # a creation: its own fsync, not a group's
+    before = scrape(metrics_server)
+    rounds = 5
+
+    def appender(run_id: str) -> list[str]:
+        return [append(stub, run_id, b.note(seq, "grouped")) for seq in range(2, 2 + rounds)]
+
+    with ThreadPoolExecutor(len(runs)) as pool:
+        outcomes = [outcome for result in pool.map(appender, runs) for outcome in result]
+    assert outcomes == ["OK"] * len(runs) * rounds
+    after = scrape(metrics_server)
+
+    def moved(name: str) -> float:
+        return value(after, name) - value(before, name)
+
+    group_series = {name for name, _ in after if name.startswith(("runjournal_group_commit", "runjournal_commit_log"))}
+    if metrics_server.backend_name == "jetstream":  # type: ignore[attr-defined]
+        assert not group_series
+        return
+    assert moved("runjournal_group_commit_appends_total") == len(runs) * rounds
+    groups = moved("runjournal_group_commit_groups_total")
+    assert 1 <= groups <= len(runs) * rounds
+    assert moved("runjournal_commit_log_fsyncs_total") + moved("runjournal_journal_fsyncs_total") >= groups

@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import abc
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn, Protocol, TypeVar, final
@@ -483,6 +483,17 @@ class Backend(abc.ABC):
         version: the repair then reads every run again.
         """
         return None
+
+    def durability_counts(self) -> Mapping[str, int]:
+        """What the store did to make writes durable since it opened, by name, for /metrics (``metrics.py``).
+
+        File: its group commit's ``SyncCounts`` (groups, the appends in them,
+        fsyncs of the commit log and of journals, checkpoints), so an operator
+        sees the group size and the fsyncs per append that ``bench`` measures.
+        Read from the scrape's thread: plain ints, no lock. Empty where the
+        store counts nothing of its own (JetStream: its acks are the syncs).
+        """
+        return {}
 
     def derived_data_dir(self) -> Path | None:
         """A local directory where the server may keep files derived from the journals (the listing index).

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import errno
 import functools
 import os
 import tempfile
 import threading
 from array import array
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from pathlib import Path
 from typing import TypeVar
@@ -164,6 +165,9 @@ class FileBackend(Backend):
 
     def derived_data_dir(self) -> Path:
         return self._dir
+
+    def durability_counts(self) -> Mapping[str, int]:
+        return dataclasses.asdict(self._committer.counts)
 
     def _versions_sync(self, run_ids: Sequence[str]) -> dict[str, object]:
         versions: dict[str, object] = {}

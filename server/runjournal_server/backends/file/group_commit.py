@@ -173,9 +173,10 @@ class GroupCommitter:
                 for pending in group:
                     if pending.error is None and not pending.stored:
                         pending.error = StorageUnavailableError(pending.journal.run_id, f"group commit failed: {err}")
-            _wake(group)
+            # Counted before the callers wake: a client that has its answer and then scrapes finds its group.
             self.counts.groups += 1
             self.counts.appends += len(group)
+            _wake(group)
 
     def _commit(self, group: list[_Append]) -> None:
         held: list[_Append] = []
