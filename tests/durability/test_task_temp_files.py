@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from runjournal_server.backends.file import FileBackend
-from runjournal_server.backends.file import tasks as file_tasks
+from runjournal_server.backends.file import files as file_files
 from runjournal_server.errors import StorageFullError, StorageUnavailableError
 
 CHILD = """
@@ -56,7 +56,7 @@ def test_a_task_write_past_a_real_file_size_limit_leaves_no_temp_file(tmp_path: 
 
 
 class FailingOs:
-    """``os`` as the file backend's ``tasks`` module sees it, with ``fsync`` of files (not directories) failing."""
+    """``os`` as the file backend's ``files`` module sees it (every durable write goes there), ``fsync`` failing."""
 
     def __init__(self, code: int) -> None:
         self._code = code
@@ -75,7 +75,7 @@ async def test_a_task_whose_fsync_fails_leaves_no_temp_file_and_can_be_stored_la
     backend = FileBackend(tmp_path / "data")
     await backend.start()
     store = backend.task_store()
-    monkeypatch.setattr(file_tasks, "os", FailingOs(code))
+    monkeypatch.setattr(file_files, "os", FailingOs(code))
     with pytest.raises(error):
         await store.create_request("t1", b"{}")
     monkeypatch.undo()

@@ -72,6 +72,27 @@ def write_all(fd: int, data: bytes, offset: int) -> None:
         done += written
 
 
+def write_new_file(path: Path, data: bytes) -> None:
+    """Create ``path`` (never an existing file), write and fsync ``data``, or remove it again and raise.
+
+    The first step of every small durable document (a task's, a tombstone):
+    the caller then links or renames it into place and fsyncs the directory.
+    A failed write (a full disk, a failing fsync) leaves no half-written
+    debris behind to fill the disk further.
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE)
+    try:
+        try:
+            write_all(fd, data, 0)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
+
+
 def sync(fd: int) -> None:
     """fsync ``fd``: the commit log's syncs go through here, so fault injection into this module's ``os`` sees them."""
     os.fsync(fd)

@@ -18,7 +18,6 @@ directory: a crash leaves the task whole or tombstoned.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import time
@@ -29,7 +28,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from runjournal_server.backends.base import TaskStore
-from runjournal_server.backends.file.files import os_errors, write_all
+from runjournal_server.backends.file.files import fsync_dir, os_errors, write_new_file
 from runjournal_server.backends.file.tombstones import erase
 from runjournal_server.core.ids import is_valid_run_id
 
@@ -81,7 +80,7 @@ class FileTaskStore(TaskStore):
         with os_errors(task_id, "storing the task", what="task"):
             self._dir.mkdir(exist_ok=True)
             temp = self._dir / f"{TEMP_PREFIX}{uuid.uuid4().hex}"
-            _write_temp(temp, body)
+            write_new_file(temp, body)
             try:
                 os.link(temp, final)
                 created = True
@@ -89,7 +88,7 @@ class FileTaskStore(TaskStore):
                 created = False
             finally:
                 os.unlink(temp)
-            self._fsync_dir()
+            fsync_dir(self._dir)
             return None if created else final.read_bytes()
 
     def _delete(self, task_id: str) -> bool:
@@ -107,45 +106,21 @@ class FileTaskStore(TaskStore):
             )
 
     def _list(self) -> list[str]:
-        with os_errors(None, f"listing {self._dir}", what="task"):
-            try:
-                names = os.listdir(self._dir)
-            except FileNotFoundError:
-                return []
+        names = self._names()
         deleted = {name.removesuffix(DELETED_SUFFIX) for name in names if name.endswith(DELETED_SUFFIX)}
         ids = (name.removesuffix(REQUEST_SUFFIX) for name in names if name.endswith(REQUEST_SUFFIX))
         return [task_id for task_id in ids if is_valid_run_id(task_id) and task_id not in deleted]
 
     def _list_deleted(self) -> list[str]:
-        with os_errors(None, f"listing {self._dir}", what="task"):
-            try:
-                names = os.listdir(self._dir)
-            except FileNotFoundError:
-                return []
-        ids = (name.removesuffix(DELETED_SUFFIX) for name in names if name.endswith(DELETED_SUFFIX))
+        ids = (name.removesuffix(DELETED_SUFFIX) for name in self._names() if name.endswith(DELETED_SUFFIX))
         return [task_id for task_id in ids if is_valid_run_id(task_id)]
 
-    def _fsync_dir(self) -> None:
-        fd = os.open(self._dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _write_temp(temp: Path, body: bytes) -> None:
-    """Write and fsync ``temp``, or remove it: a full disk must not fill up with half-written debris."""
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-    try:
-        try:
-            write_all(fd, body, 0)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
+    def _names(self) -> list[str]:
+        with os_errors(None, f"listing {self._dir}", what="task"):
+            try:
+                return os.listdir(self._dir)
+            except FileNotFoundError:
+                return []
 
 
 def _read_if_present(path: Path) -> bytes | None:

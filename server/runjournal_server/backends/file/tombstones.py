@@ -21,7 +21,7 @@ import uuid
 from pathlib import Path
 
 from runjournal_server.backends.base import Tombstone
-from runjournal_server.backends.file.files import FILE_MODE, fsync_dir, write_all
+from runjournal_server.backends.file.files import fsync_dir, write_new_file
 from runjournal_server.core.ids import is_valid_run_id, validate_run_id
 from runjournal_server.errors import StorageUnavailableError
 
@@ -68,13 +68,8 @@ class Tombstones:
         final = self._path(tombstone.run_id)
         self._prepare()
         temp = self._dir / f"{_TEMP_PREFIX}{uuid.uuid4().hex}"
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE)
+        write_new_file(temp, body)
         try:
-            try:
-                write_all(fd, body, 0)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
             os.replace(temp, final)
         except BaseException:
             with contextlib.suppress(OSError):
