@@ -20,14 +20,28 @@ def test_a_session_cookie_cannot_be_promoted_forged_or_moved_to_another_server()
     visitor = access.new_session(signed_in=False)
     cookie = access.cookie_value(visitor)
     assert access.session_from_cookie(cookie) == visitor
-    session_id, flag, signature = cookie.split(".")
+    session_id, flag, started, signature = cookie.split(".")
     assert flag == "0"
-    assert access.session_from_cookie(f"{session_id}.1.{signature}") is None  # promoted to signed in
-    assert access.session_from_cookie(f"{session_id}x.0.{signature}") is None
+    assert access.session_from_cookie(f"{session_id}.1.{started}.{signature}") is None  # promoted to signed in
+    assert access.session_from_cookie(f"{session_id}x.0.{started}.{signature}") is None
+    assert access.session_from_cookie(f"{session_id}.0.{int(started) + 3600}.{signature}") is None  # prolonged
+    assert access.session_from_cookie(f"{session_id}.0.{signature}") is None  # the old form, without a start
     assert access.session_from_cookie(cookie + "0") is None
     assert Access("token", secret=b"t" * 32).session_from_cookie(cookie) is None  # another server's secret
     for junk in ("", "x", "..", "a.2.b", None):
         assert access.session_from_cookie(junk) is None
+
+
+def test_a_session_ends_its_lifetime_after_it_began_whatever_the_browser_keeps():
+    access = Access("token", secret=b"s" * 32, session_seconds=3600)
+    began = 1_800_000_000
+    session = Session("abc", True, began)
+    cookie = access.cookie_value(session)
+    assert access.session_from_cookie(cookie, now=began) == session
+    assert access.session_from_cookie(cookie, now=began + 3599) == session
+    assert access.session_from_cookie(cookie, now=began + 3600) is None  # over
+    assert access.session_from_cookie(cookie, now=began - 60) == session  # a clock a minute behind
+    assert access.session_from_cookie(cookie, now=began - 61) is None  # from the future: not ours to trust
 
 
 def test_a_form_token_is_its_sessions_own_and_never_a_session_signature():

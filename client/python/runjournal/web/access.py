@@ -4,7 +4,10 @@ A browser signs in once with the access token and gets a session cookie
 (``HttpOnly``, ``SameSite=Strict``). Every visitor, signed in or not, has a
 session id; the cookie carries it with a flag "signed in" and an HMAC of both
 under a secret that lives only in this process, so a cookie cannot be forged
-or promoted, and a restart signs everyone out.
+or promoted, and a restart signs everyone out. The signed body also holds the
+time the session began: a session ends ``session_seconds`` after it (12 hours
+unless configured), even in a browser that keeps the cookie, so a cookie
+copied off a shared machine stops working by itself.
 
 Forms carry a synchronizer token, the HMAC of the session id under the same
 secret (OWASP's HMAC-based token pattern): a page of another site can make the
@@ -19,10 +22,15 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 
 COOKIE_NAME = "runjournal_web_session"
 CSRF_FIELD = "csrf_token"
+DEFAULT_SESSION_SECONDS = 12 * 3600
+"""How long a session lasts from its start: a working day, then the access token again."""
+CLOCK_SKEW_SECONDS = 60
+"""A session may seem to start this far in the future (the clock stepped back): more is forged or wrong."""
 
 
 @dataclass(frozen=True)
@@ -31,14 +39,21 @@ class Session:
 
     session_id: str
     signed_in: bool
+    started_at: int = field(default_factory=lambda: int(time.time()))
+    """Unix seconds when the session began; signed with the rest, so it cannot be moved forward."""
 
 
 class Access:
     """The access token check, the session cookies and the form tokens of one web server."""
 
-    def __init__(self, access_token: str, secret: bytes | None = None) -> None:
+    def __init__(
+        self, access_token: str, secret: bytes | None = None, *, session_seconds: int = DEFAULT_SESSION_SECONDS
+    ) -> None:
         if not access_token:
             raise ValueError("the web inbox needs an access token")
+        if session_seconds < 1:
+            raise ValueError("a session lasts at least a second")
+        self.session_seconds = session_seconds
         self._access_digest = hashlib.sha256(access_token.encode()).digest()
         self._secret = secret if secret is not None else secrets.token_bytes(32)
 
@@ -50,20 +65,26 @@ class Access:
         return Session(secrets.token_urlsafe(18), signed_in)
 
     def cookie_value(self, session: Session) -> str:
-        body = f"{session.session_id}.{int(session.signed_in)}"
+        body = f"{session.session_id}.{int(session.signed_in)}.{session.started_at}"
         return f"{body}.{self._sign('session', body)}"
 
-    def session_from_cookie(self, value: str | None) -> Session | None:
-        """The session a cookie stands for; None when it is missing, malformed or not signed by us."""
+    def session_from_cookie(self, value: str | None, *, now: float | None = None) -> Session | None:
+        """The session a cookie stands for; None when it is missing, malformed, not signed by us, or over."""
         if not value:
             return None
         body, _, signature = value.rpartition(".")
-        session_id, _, flag = body.partition(".")
-        if not session_id or flag not in ("0", "1"):
+        parts = body.split(".")
+        if len(parts) != 3:
+            return None
+        session_id, flag, started = parts
+        if not session_id or flag not in ("0", "1") or not started.isdigit():
             return None
         if not hmac.compare_digest(signature, self._sign("session", body)):
             return None
-        return Session(session_id, flag == "1")
+        now = time.time() if now is None else now
+        if not now - self.session_seconds < int(started) <= now + CLOCK_SKEW_SECONDS:
+            return None
+        return Session(session_id, flag == "1", int(started))
 
     def csrf_token(self, session: Session) -> str:
         return self._sign("csrf", session.session_id)

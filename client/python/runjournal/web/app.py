@@ -39,7 +39,7 @@ def create_app(settings: WebSettings) -> web.Application:
     """The web inbox for ``settings``; the journal client and the live feed start with the app."""
     app = web.Application(middlewares=[guards.headers, guards.sessions, guards.forms], client_max_size=MAX_FORM_BYTES)
     app[SETTINGS] = settings
-    app[ACCESS] = Access(settings.access_token)
+    app[ACCESS] = Access(settings.access_token, session_seconds=settings.session_seconds)
     app[TEMPLATES] = _templates()
     app[STREAMS] = OpenStreams()
     app.cleanup_ctx.append(_journal_client)

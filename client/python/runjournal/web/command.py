@@ -15,6 +15,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
+from runjournal.web.access import DEFAULT_SESSION_SECONDS
 from runjournal.web.settings import ACCESS_TOKEN_ENV, DEFAULT_LISTEN, JOURNAL_TOKEN_ENV, WebSettings, new_access_token
 
 READY_PREFIX = "runjournal web on "
@@ -37,6 +38,7 @@ def main(argv: Sequence[str]) -> int:
         journal_token=os.environ.get(JOURNAL_TOKEN_ENV, ""),
         approver=args.approver or os.environ.get("USER") or "web",
         secure_cookies=args.secure_cookies,
+        session_seconds=round(args.session_hours * 3600),
     )
     if not _is_loopback(host) and not args.secure_cookies:
         print(
@@ -66,6 +68,16 @@ async def _serve(app: object, host: str, port: int, settings: WebSettings, gener
     await stop.wait()
     await runner.cleanup()
     return 0
+
+
+def _positive_hours(text: str) -> float:
+    try:
+        hours = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of hours") from None
+    if not 1 / 3600 <= hours <= 24 * 365:
+        raise argparse.ArgumentTypeError("a session lasts from a second (1/3600) to a year (8760) hours")
+    return hours
 
 
 def _is_loopback(host: str) -> bool:
@@ -98,5 +110,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--secure-cookies", action="store_true", help="mark cookies Secure (when a TLS proxy is in front)"
+    )
+    parser.add_argument(
+        "--session-hours",
+        type=_positive_hours,
+        default=DEFAULT_SESSION_SECONDS / 3600,
+        help="how long a sign-in lasts before the access token is asked again "
+        f"(default {DEFAULT_SESSION_SECONDS // 3600})",
     )
     return parser

@@ -99,6 +99,7 @@ def set_session_cookie(request: web.Request, response: web.StreamResponse, sessi
     response.set_cookie(
         COOKIE_NAME,
         request.app[ACCESS].cookie_value(session),
+        max_age=request.app[ACCESS].session_seconds,  # the browser forgets it when the server would refuse it
         httponly=True,
         samesite="Strict",
         secure=request.app[SETTINGS].secure_cookies,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 
+from runjournal.web.access import DEFAULT_SESSION_SECONDS
+
 DEFAULT_LISTEN = "127.0.0.1:8080"
 """Loopback by default: the inbox decides for people; reaching it from elsewhere is a choice made on purpose."""
 JOURNAL_TOKEN_ENV = "RUNJOURNAL_TOKEN"
@@ -24,7 +26,7 @@ class WebSettings:
     a session cookie. ``approver`` is the name recorded when the journal server
     has auth off (with auth on it records the token's name and refuses any
     other, so none is sent). ``secure_cookies`` marks cookies ``Secure`` (set it
-    when a TLS proxy is in front).
+    when a TLS proxy is in front). A sign-in lasts ``session_seconds``.
     """
 
     journal_address: str
@@ -33,6 +35,7 @@ class WebSettings:
     approver: str = "web"
     secure_cookies: bool = False
     poll_seconds: float = POLL_SECONDS
+    session_seconds: int = DEFAULT_SESSION_SECONDS
 
     @property
     def journal_metadata(self) -> tuple[tuple[str, str], ...]:
