@@ -140,9 +140,9 @@ def snapshot(data_dir: Path) -> dict[str, bytes]:
     return {path.name: path.read_bytes() for path in sorted(data_dir.iterdir()) if path.is_file()}
 
 
-async def read_lines(stub, run_id: str) -> list[bytes]:
-    """The stored lines the server streams back for a run (asyncio stub)."""
-    call = stub.Read(pb.ReadRequest(run_id=run_id), timeout=CALL_TIMEOUT_SECONDS)
+async def read_lines(stub, run_id: str, from_seq: int = 1) -> list[bytes]:
+    """The stored lines the server streams back for a run from ``from_seq`` on (asyncio stub)."""
+    call = stub.Read(pb.ReadRequest(run_id=run_id, from_seq=from_seq), timeout=CALL_TIMEOUT_SECONDS)
     return [response.stored_line async for response in call]
 
 
