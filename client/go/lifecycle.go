@@ -223,7 +223,9 @@ func (c *Client) ForkRun(ctx context.Context, runID string, atSeq int64, newRunI
 // never used again (*RunDeletedError for every later call). Deleting a
 // deleted run answers Deleted false with its last seq, so a transport retry
 // is safe; after one, Deleted may be false although this call's lost first
-// attempt deleted it. With token auth on it needs the operator scope.
+// attempt deleted it. Erased says whether the run's bytes are gone already
+// (JetStream erases them in the background after the answer; deleting again
+// waits for that). With token auth on it needs the operator scope.
 func (c *Client) DeleteRun(ctx context.Context, runID string, expectedLastSeq int64) (*pb.DeleteRunResponse, error) {
 	return unary(ctx, c, &pb.DeleteRunRequest{RunId: runID, ExpectedLastSeq: expectedLastSeq}, c.journal.DeleteRun)
 }

@@ -4,31 +4,23 @@ Under the run's lock (so no append of this server is between its check and
 the deletion), the warm handle is closed first: on the file backend it holds
 the run's flock, which the deletion takes itself. The backend then checks
 the last seq against the caller's, keeps a durable tombstone and erases the
-run (``Backend.delete_run``). Only after that does the server forget what it
-knew of the run (the listing's meta cache, the corruption ledger, past
-states) and tell the run's watchers, which end with RUN_DELETED. A retry
-answers the tombstone's last seq with ``deleted`` false.
+run (``Backend.delete_run``; on JetStream the erasure goes on in the
+background after the answer, ``backends/jetstream/erasing.py``). Only after
+that does the server forget what it knew of the run (the listing's meta
+cache, the corruption ledger, past states) and tell the run's watchers, which
+end with RUN_DELETED. A retry answers the tombstone's last seq with
+``deleted`` false, once the erasure is complete.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from runjournal_server.backends.base import Backend
+from runjournal_server.backends.base import Backend, Deletion
 from runjournal_server.core.ids import validate_run_id
 from runjournal_server.errors import InvalidArgumentError
 from runjournal_server.handles import RunHandles
 from runjournal_server.listing import RunListing
 from runjournal_server.past_states import PastStates
 from runjournal_server.run_events import RunEvents
-
-
-@dataclass(frozen=True)
-class Deletion:
-    last_seq: int
-    """The run's last seq when it was deleted."""
-    deleted: bool
-    """False when the run was already deleted (a retry)."""
 
 
 class RunDeleter:
@@ -54,11 +46,12 @@ class RunDeleter:
             raise InvalidArgumentError("expected_last_seq", "must be the run's last seq (>= 1), as last read")
         async with self._handles.use(run_id) as slot:
             await self._handles.drop(slot)
-            tombstone, deleted = await self._backend.delete_run(run_id, expected_last_seq)
+            # Not waiting for the erasure: the tombstone already makes every call about the run RUN_DELETED.
+            deletion = await self._backend.delete_run(run_id, expected_last_seq, wait_for_erase=False)
             self._forget(run_id)
-        if deleted:
+        if deletion.deleted:
             self._events.deleted(run_id)
-        return Deletion(tombstone.last_seq, deleted)
+        return deletion
 
     # RunListener (``run_events.py``): a run deleted through another replica is forgotten here too.
 

@@ -37,7 +37,7 @@ from typing import TypeVar
 from runjournal.v1 import records_pb2, state_pb2
 from runjournal_server import forking
 from runjournal_server.append_requests import encode_batch, encode_one
-from runjournal_server.backends.base import Backend, Journal, WriteRaceError
+from runjournal_server.backends.base import Backend, Deletion, Journal, WriteRaceError
 from runjournal_server.config import DEFAULT_MAX_WARM_BYTES
 from runjournal_server.core import records
 from runjournal_server.core.answering import check_answerable, check_decidable
@@ -47,7 +47,7 @@ from runjournal_server.core.kinds import kind_of
 from runjournal_server.core.resume import check_appended_reconfigure, check_claim_request, gate_claim, resume_reminder
 from runjournal_server.core.schema import validate_payload
 from runjournal_server.core.sequence import BatchOutcome, decide_batch
-from runjournal_server.deleting import Deletion, RunDeleter
+from runjournal_server.deleting import RunDeleter
 from runjournal_server.errors import (
     CorruptJournalError,
     InvalidArgumentError,

@@ -280,7 +280,9 @@ class JournalServicer(_Authorizing, pb_grpc.JournalServiceServicer):
         self, request: pb.DeleteRunRequest, context: grpc.aio.ServicerContext, access: Access
     ) -> pb.DeleteRunResponse:
         deletion = await self._runs.delete(request.run_id, request.expected_last_seq)
-        return pb.DeleteRunResponse(last_seq=deletion.last_seq, deleted=deletion.deleted)
+        return pb.DeleteRunResponse(
+            last_seq=deletion.tombstone.last_seq, deleted=deletion.deleted, erased=deletion.erased
+        )
 
     @_unary(_READS)
     async def ListRuns(

@@ -134,9 +134,12 @@ def test_deleted_run_leaves_no_canary_in_the_store_and_stays_deleted_after_a_res
         kept_id, _, _ = written_run(stub, "a-run-that-stays")
         assert store.canaries(needle) >= 3  # the note and the batch: really in the store before
         answer = stub.DeleteRun(pb.DeleteRunRequest(run_id=run_id, expected_last_seq=last_seq))
-        assert (answer.last_seq, answer.deleted) == (last_seq, True)
+        # File: erased before the answer. JetStream: erased in the background after it.
+        assert (answer.last_seq, answer.deleted, answer.erased) == (last_seq, True, store.server.backend == "file")
+        assert_deleted_everywhere(stub, run_id, meta, last_seq)  # at once, however far the erasure got
+        done = stub.DeleteRun(pb.DeleteRunRequest(run_id=run_id, expected_last_seq=last_seq))  # waits for it
+        assert (done.last_seq, done.deleted, done.erased) == (last_seq, False, True)
         assert store.canaries(needle) == 0
-        assert_deleted_everywhere(stub, run_id, meta, last_seq)
         assert stub.Fold(pb.FoldRequest(run_id=kept_id)).state.last_seq == 5  # only that run went
     store.restart()
     with grpc.insecure_channel(store.server.address) as channel:

@@ -61,13 +61,32 @@ async def _assert_deleted(backend: Backend, run_id: str, last_seq: int) -> None:
 async def test_a_deleted_run_is_run_deleted_for_every_reader_and_writer(backend: Backend) -> None:
     await _create(backend, "gone")
     await _create(backend, "stays")
-    tombstone, deleted = await backend.delete_run("gone", 3)
-    assert deleted and (tombstone.run_id, tombstone.last_seq) == ("gone", 3)
+    deletion = await backend.delete_run("gone", 3)
+    tombstone = deletion.tombstone
+    assert deletion.deleted and deletion.erased and (tombstone.run_id, tombstone.last_seq) == ("gone", 3)
     await _assert_deleted(backend, "gone", 3)
     assert await backend.list_run_ids() == ["stays"]
     assert [t.run_id for t in await backend.tombstones()] == ["gone"]
-    again, deleted_again = await backend.delete_run("gone", 1)
-    assert not deleted_again and again == tombstone
+    again = await backend.delete_run("gone", 1)
+    assert (again.tombstone, again.deleted, again.erased) == (tombstone, False, True)
+
+
+async def test_the_file_backend_erases_before_it_answers_even_when_it_need_not(file_backend: Backend) -> None:
+    await _create(file_backend, "now")
+    deletion = await file_backend.delete_run("now", 3, wait_for_erase=False)
+    assert (deletion.deleted, deletion.erased) == (True, True)  # a truncate and an unlink: never worth a background
+
+
+async def test_a_jetstream_erasure_in_the_background_answers_first_and_deleting_again_waits_for_it(
+    jetstream_backend: JetStreamBackend, raw: RawNats, nats_stream: StreamTarget
+) -> None:
+    await _create(jetstream_backend, "later")
+    deletion = await jetstream_backend.delete_run("later", 3, wait_for_erase=False)
+    assert (deletion.deleted, deletion.erased) == (True, False)
+    await _assert_deleted(jetstream_backend, "later", 3)  # RUN_DELETED at once, erased or not
+    again = await jetstream_backend.delete_run("later", 3)  # waits for the erasure in flight
+    assert (again.deleted, again.erased) == (False, True)
+    assert await raw.count(nats_stream.name, f"{nats_stream.prefix}.later.>") == 1  # only the tombstone
 
 
 async def test_a_wrong_last_seq_or_a_missing_run_deletes_nothing(backend: Backend) -> None:
@@ -100,15 +119,39 @@ async def test_a_jetstream_deletion_cut_before_its_erasure_is_finished_by_the_ne
     async def crash(run_id: str) -> None:
         raise ConnectionError("the process died here")
 
-    jetstream_backend._tombstones.erase = crash  # type: ignore[method-assign]
+    jetstream_backend._erasures._erase = crash  # type: ignore[method-assign]
     with pytest.raises(ConnectionError):
         await jetstream_backend.delete_run("half", 3)
-    assert await raw.count(nats_stream.name, f"{nats_stream.prefix}.half.>") == 4  # three records, the tombstone
+    # The last record went before the answer (appends through other replicas are fenced on it); two are left.
+    assert await raw.count(nats_stream.name, f"{nats_stream.prefix}.half.>") == 3
     await _assert_deleted(jetstream_backend, "half", 3)
     replica = backend_for(nats_server.url, nats_stream)
     await replica.start()
     try:
-        assert await raw.count(nats_stream.name, f"{nats_stream.prefix}.half.>") == 1  # only the tombstone
+        assert replica._erasures.begun == 1  # the start began the erasure (in the background: it serves meanwhile)
         await _assert_deleted(replica, "half", 3)
+        finished = await replica.delete_run("half", 3)  # joins the erasure the start began
+        assert (finished.deleted, finished.erased) == (False, True)
+        assert await raw.count(nats_stream.name, f"{nats_stream.prefix}.half.>") == 1  # only the tombstone
+    finally:
+        await replica.close()
+
+
+async def test_a_stop_during_a_background_erasure_leaves_it_for_the_next_start(
+    jetstream_backend: JetStreamBackend, nats_server: NatsServer, nats_stream: StreamTarget, raw: RawNats
+) -> None:
+    stored = [encode(b.meta(run_id="long"))] + [encode(b.note(seq, "x" * 100)) for seq in range(2, 301)]
+    journal = await jetstream_backend.create_journal("long", stored[0], stored[1:])
+    await journal.close()
+    deletion = await jetstream_backend.delete_run("long", 300, wait_for_erase=False)
+    assert (deletion.deleted, deletion.erased) == (True, False)
+    await jetstream_backend.close()  # cancels the erasure wherever it got to
+    replica = backend_for(nats_server.url, nats_stream)
+    await replica.start()
+    try:
+        await _assert_deleted(replica, "long", 300)
+        finished = await replica.delete_run("long", 300)
+        assert (finished.deleted, finished.erased) == (False, True)
+        assert await raw.count(nats_stream.name, f"{nats_stream.prefix}.long.>") == 1
     finally:
         await replica.close()

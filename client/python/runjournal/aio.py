@@ -365,8 +365,10 @@ class AsyncJournalClient(_AsyncClient):
         The run id is never used again (``RunDeletedError`` for every later
         call). Deleting a deleted run answers ``deleted`` False with its last
         seq, so a transport retry is safe; after one, ``deleted`` may be False
-        even though this call's lost first attempt deleted it. With token auth
-        on it needs the ``operator`` scope.
+        even though this call's lost first attempt deleted it. ``erased`` says
+        whether the run's bytes are gone already (JetStream erases them in the
+        background after the answer; deleting again waits for that). With
+        token auth on it needs the ``operator`` scope.
         """
         request = _common.delete_run_request(run_id, expected_last_seq)
         return await self._call(self._stub.DeleteRun, request, timeout)

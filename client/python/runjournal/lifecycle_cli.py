@@ -207,7 +207,8 @@ def runs_delete(args: argparse.Namespace) -> int:
             )
             return 1
     if answer.deleted:
-        print(f"deleted run {run_id} (last seq {answer.last_seq})")
+        later = "" if answer.erased else "; its records are being erased in the background (delete again to wait)"
+        print(f"deleted run {run_id} (last seq {answer.last_seq}){later}")
     else:
         print(f"run {run_id} was deleted already (last seq {answer.last_seq})")
     return 0

@@ -493,7 +493,9 @@ export class JournalClient {
    * if not, and nothing is deleted). The run id is never used again (`RunDeletedError`).
    * Deleting a deleted run answers `deleted` false with its last seq, so a transport
    * retry is safe; after one, `deleted` may be false although this call's lost first
-   * attempt deleted it. With token auth on it needs the operator scope.
+   * attempt deleted it. `erased` says whether the run's bytes are gone already (JetStream
+   * erases them in the background after the answer; deleting again waits for that). With
+   * token auth on it needs the operator scope.
    */
   deleteRun(runId: string, expectedLastSeq: bigint, settings?: CallSettings): Promise<DeleteRunResponse> {
     return this.channel.call((o) => this.stub.deleteRun({ runId, expectedLastSeq }, o), settings);

@@ -56,7 +56,7 @@ import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn, Protocol, TypeVar, final
+from typing import TYPE_CHECKING, NoReturn, Protocol, TypeVar, final
 
 from runjournal_server.core import records
 from runjournal_server.core.records import RecordDecodeError, StoredRecord
@@ -67,6 +67,9 @@ from runjournal_server.errors import (
     RunNotFoundError,
     StorageUnavailableError,
 )
+
+if TYPE_CHECKING:
+    from runjournal_server.listing_index_store import SharedIndexStore
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,17 @@ class Tombstone:
     """The run's last seq when it was deleted."""
     deleted_at: float
     """When, in seconds since the epoch."""
+
+
+@dataclass(frozen=True)
+class Deletion:
+    """What ``Backend.delete_run`` did."""
+
+    tombstone: Tombstone
+    deleted: bool
+    """False when the run was deleted already (by an earlier call, or another deleter first)."""
+    erased: bool
+    """True when none of the run's stored bytes is left; False while a background erasure removes them."""
 
 
 T = TypeVar("T")
@@ -495,6 +509,17 @@ class Backend(abc.ABC):
         """
         return {}
 
+    def listing_store(self) -> SharedIndexStore | None:
+        """Where the listing index persists on a store other replicas write (``shared_writers``), or None.
+
+        Such a store also tells where the news of other replicas' writes
+        stands, which a page must wait for (``listing_index_store.py``).
+        None (the default, and before ``start``): a store with exclusive
+        writers keeps its index in ``derived_data_dir``, and a shared store
+        without one lists every run by reading it.
+        """
+        return None
+
     def derived_data_dir(self) -> Path | None:
         """A local directory where the server may keep files derived from the journals (the listing index).
 
@@ -506,36 +531,59 @@ class Backend(abc.ABC):
     # ------------------------------------------------------------ deleting
 
     @final
-    async def delete_run(self, run_id: str, expected_last_seq: int) -> tuple[Tombstone, bool]:
-        """Delete the run if its last seq is ``expected_last_seq``: its tombstone, and whether this call deleted it.
+    async def delete_run(self, run_id: str, expected_last_seq: int, *, wait_for_erase: bool = True) -> Deletion:
+        """Delete the run if its last seq is ``expected_last_seq``.
 
         The tombstone is durable before any byte of the run is removed (or in
         the same atomic step), so a crash at any point leaves either the whole
         run, or a tombstone: never a run that reads back in part and could be
-        written again. What a crash left behind is removed by ``_erase``: here
-        (deleting again answers the tombstone, ``False``, and finishes) and by
-        ``start``. Once the tombstone exists every read and write of the run
-        is RUN_DELETED (``refuse_deleted``). Raises ``RunNotFoundError``,
-        ``LastSeqMismatchError`` (nothing removed), ``RunLockedError``.
+        written again. Once the tombstone exists every read and write of the
+        run is RUN_DELETED (``refuse_deleted``), so the erasure need not be
+        done before the answer: with ``wait_for_erase`` False a store whose
+        erasure is slow (JetStream: a synced write per message) answers first
+        and erases in the background (``_erase_deleted``). What a crash or a
+        stop left behind is removed by ``_erase``: here (deleting again
+        answers the tombstone, not deleted, once the erasure is complete) and
+        by ``start``. Raises ``RunNotFoundError``, ``LastSeqMismatchError``
+        (nothing removed), ``RunLockedError``.
         """
         found = await self.tombstone(run_id)
         if found is not None:
             await self._erase(run_id)
-            return found, False
-        return await self._delete(run_id, expected_last_seq, time.time())
+            return Deletion(found, deleted=False, erased=True)
+        tombstone, deleted = await self._delete(run_id, expected_last_seq, time.time())
+        if not deleted:  # another deleter's tombstone landed first: as for a retry, its erasure is finished here
+            await self._erase(run_id)
+            return Deletion(tombstone, deleted=False, erased=True)
+        return Deletion(tombstone, deleted=True, erased=await self._erase_deleted(run_id, wait=wait_for_erase))
 
     @abc.abstractmethod
     async def _delete(self, run_id: str, expected_last_seq: int, deleted_at: float) -> tuple[Tombstone, bool]:
-        """Hook: with the run's writers held off, check its last seq, store the tombstone durably, then ``_erase``.
+        """Hook: with the run's writers held off, check its last seq and store the tombstone durably.
 
         A last seq other than ``expected_last_seq`` is ``LastSeqMismatchError``
         with nothing written. Returns the tombstone and True, or the tombstone
-        another deleter stored first and False.
+        another deleter stored first and False. A store may erase the run here
+        too, under the same hold (file); else ``_erase_deleted`` does.
         """
+
+    async def _erase_deleted(self, run_id: str, *, wait: bool) -> bool:
+        """Hook: after ``_delete`` stored this call's tombstone, erase the run (or begin to); True when nothing is left.
+
+        This default erases before answering, whatever ``wait`` says. Without
+        ``wait`` a store may start the erasure in the background and answer
+        False; ``_erase`` then waits for it, and ``close`` stops it (``start``
+        finishes it).
+        """
+        await self._erase(run_id)
+        return True
 
     @abc.abstractmethod
     async def _erase(self, run_id: str) -> None:
-        """Hook: remove what is left of a tombstoned run's stored bytes (idempotent), overwritten if the store can."""
+        """Hook: remove what is left of a tombstoned run's stored bytes (idempotent), overwritten if the store can.
+
+        Where erasures run in the background, this waits for the run's own.
+        """
 
     @abc.abstractmethod
     async def tombstone(self, run_id: str) -> Tombstone | None:

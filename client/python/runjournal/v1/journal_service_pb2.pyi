@@ -282,9 +282,11 @@ class DeleteRunRequest(_message.Message):
     def __init__(self, run_id: _Optional[str] = ..., expected_last_seq: _Optional[int] = ...) -> None: ...
 
 class DeleteRunResponse(_message.Message):
-    __slots__ = ("last_seq", "deleted")
+    __slots__ = ("last_seq", "deleted", "erased")
     LAST_SEQ_FIELD_NUMBER: _ClassVar[int]
     DELETED_FIELD_NUMBER: _ClassVar[int]
+    ERASED_FIELD_NUMBER: _ClassVar[int]
     last_seq: int
     deleted: bool
-    def __init__(self, last_seq: _Optional[int] = ..., deleted: _Optional[bool] = ...) -> None: ...
+    erased: bool
+    def __init__(self, last_seq: _Optional[int] = ..., deleted: _Optional[bool] = ..., erased: _Optional[bool] = ...) -> None: ...

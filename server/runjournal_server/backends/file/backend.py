@@ -184,6 +184,9 @@ class FileBackend(Backend):
     async def _delete(self, run_id: str, expected_last_seq: int, deleted_at: float) -> tuple[Tombstone, bool]:
         return await self._run(self._delete_sync, run_id, expected_last_seq, deleted_at)
 
+    async def _erase_deleted(self, run_id: str, *, wait: bool) -> bool:
+        return True  # ``_delete_sync`` erased the files under the run's lock: fast, so never in the background
+
     async def _erase(self, run_id: str) -> None:
         await self._run(self._erase_sync, run_id)
 

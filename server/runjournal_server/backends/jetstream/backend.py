@@ -51,9 +51,11 @@ from runjournal_server.backends.jetstream.config import (
     validate_subject_prefix,
 )
 from runjournal_server.backends.jetstream.connect import CONNECT_TIMEOUT_SECONDS, client_options, server_version
+from runjournal_server.backends.jetstream.erasing import Erasures
 from runjournal_server.backends.jetstream.feed import Feed
 from runjournal_server.backends.jetstream.journal import JetStreamJournal, Tail, check_batch_size, record_targets
 from runjournal_server.backends.jetstream.layout import DEFAULT_SUBJECT_PREFIX, Layout, message_id
+from runjournal_server.backends.jetstream.listing_store import JetStreamIndexStore
 from runjournal_server.backends.jetstream.publish import (
     Answer,
     Answered,
@@ -128,11 +130,14 @@ class JetStreamBackend(Backend):
         self._api_client: JetStreamApi | None = None
         self._reader = StreamReader(lambda: self._api, self._layout, self._stream)
         self._tombstones = StreamTombstones(lambda: self._api, self._layout, self._reader)
+        self._erasures = Erasures(self._tombstones.erase)
         self._journals: set[JetStreamJournal] = set()
         self._connected = asyncio.Event()
         self._closing = False
         self._last_error: BaseException | None = None
         self._feed: Feed | None = None
+        self._follow_after: int | None = None
+        """Where the feed starts when the listing index replayed the news up to there (``listing_store.py``)."""
 
     @property
     def stream_name(self) -> str:
@@ -236,10 +241,21 @@ class JetStreamBackend(Backend):
         if self._nc is None:
             raise StorageUnavailableError(None, "the JetStream backend is not started")
         feed = Feed(self._layout, stored, deleted)
-        await feed.start(self._nc, self._stream)
+        await feed.start(self._nc, self._stream, self._follow_after)
         self._feed = feed
 
+    def listing_store(self) -> JetStreamIndexStore | None:
+        """The listing index in a KV bucket beside the stream, with the feed's news (``listing_store.py``)."""
+        if self._nc is None:
+            return None
+
+        def follow_after(stream_seq: int) -> None:
+            self._follow_after = stream_seq
+
+        return JetStreamIndexStore(self._nc, self._api, self._layout, lambda: self._feed, follow_after)
+
     async def close(self) -> None:
+        await self._erasures.close()  # what they leave, the next start finishes (erasing.py)
         feed, self._feed = self._feed, None
         if feed is not None:
             await feed.stop()
@@ -399,8 +415,15 @@ class JetStreamBackend(Backend):
     async def _delete(self, run_id: str, expected_last_seq: int, deleted_at: float) -> tuple[Tombstone, bool]:
         return await self._tombstones.delete(run_id, expected_last_seq, deleted_at)
 
+    async def _erase_deleted(self, run_id: str, *, wait: bool) -> bool:
+        if wait:
+            await self._erasures.wait(run_id)
+            return True
+        self._erasures.begin(run_id)  # a synced write per message: minutes for a long run (erasing.py)
+        return False
+
     async def _erase(self, run_id: str) -> None:
-        await self._tombstones.erase(run_id)
+        await self._erasures.wait(run_id)
 
     async def tombstone(self, run_id: str) -> Tombstone | None:
         return await self._tombstones.read(run_id)
@@ -412,11 +435,11 @@ class JetStreamBackend(Backend):
         await self._tombstones.keep(tombstone)
 
     async def _finish_deletions(self) -> None:
-        """Erase what a deletion a crash interrupted left (a run with a meta and a tombstone)."""
+        """Erase, in the background, what a deletion a crash or a stop interrupted left (a meta and a tombstone)."""
         unfinished = await self._tombstones.unfinished(set(await self._reader.run_ids()))
         for run_id in unfinished:
-            log.info("finishing the deletion of run %s", run_id)
-            await self._tombstones.erase(run_id)
+            log.info("finishing the erasure of deleted run %s in the background", run_id)
+            self._erasures.begin(run_id)
 
     def task_store(self) -> TaskStore:
         """Task documents on write-once subjects of the same stream (see ``tasks.py``)."""

@@ -5,8 +5,9 @@ The tombstone is a message on ``P.R.deleted`` (``layout.py``), published with
 last record over the run's wildcard ``P.R.>``: it lands only if nothing was
 stored in the run since its last seq was checked, and once it is there no
 creation can land (the creation's fence expects the run's subjects empty),
-so a stale retry of the meta cannot bring the run back. Then every other
-message of the run is erased with the stream's message delete, whose default
+so a stale retry of the meta cannot bring the run back. Then, in the
+background (``erasing.py``), every other message of the run is erased with
+the stream's message delete, whose default
 overwrites the message's bytes in the block file with random data (no wait
 for a compaction): the last record first, since an append through another
 replica is fenced on it, and the meta last, so a deletion a crash
@@ -93,7 +94,10 @@ class StreamTombstones:
         return [decode(run_id, m) for run_id, m in zip(run_ids, messages, strict=True) if m is not None]
 
     async def delete(self, run_id: str, expected_last_seq: int, deleted_at: float) -> tuple[Tombstone, bool]:
-        """Check the last seq, publish the tombstone fenced on it, erase the rest (see the module docstring)."""
+        """Check the last seq, publish the tombstone fenced on it and erase the last record; ``erase`` does the rest.
+
+        See the module docstring; the rest may be erased in the background.
+        """
         if self.deny_delete:
             raise StorageUnavailableError(
                 run_id,
@@ -110,7 +114,9 @@ class StreamTombstones:
                 now, _ = await self._reader.last(run_id)
                 raise LastSeqMismatchError(run_id, now, expected_last_seq)
             return landed, False
-        await self.erase(run_id)
+        # The last record goes before the answer: every append through another replica is fenced on it, so
+        # from now on each fails its fence, catches up and meets the tombstone. The rest can wait (erasing.py).
+        await self._erase_one(run_id, last)
         return tombstone, True
 
     async def keep(self, tombstone: Tombstone) -> None:

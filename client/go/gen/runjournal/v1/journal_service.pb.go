@@ -1839,7 +1839,11 @@ type DeleteRunResponse struct {
 	// The run's last seq when it was deleted.
 	LastSeq int64 `protobuf:"varint,1,opt,name=last_seq,json=lastSeq,proto3" json:"last_seq,omitempty"`
 	// False when the run was already deleted (a retry): nothing changed.
-	Deleted       bool `protobuf:"varint,2,opt,name=deleted,proto3" json:"deleted,omitempty"`
+	Deleted bool `protobuf:"varint,2,opt,name=deleted,proto3" json:"deleted,omitempty"`
+	// True when no byte of the run's records is left in the store; false while
+	// they are erased in the background (JetStream). DeleteRun again waits
+	// for the erasure and answers true.
+	Erased        bool `protobuf:"varint,3,opt,name=erased,proto3" json:"erased,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1884,6 +1888,13 @@ func (x *DeleteRunResponse) GetLastSeq() int64 {
 func (x *DeleteRunResponse) GetDeleted() bool {
 	if x != nil {
 		return x.Deleted
+	}
+	return false
+}
+
+func (x *DeleteRunResponse) GetErased() bool {
+	if x != nil {
+		return x.Erased
 	}
 	return false
 }
@@ -2012,10 +2023,11 @@ const file_runjournal_v1_journal_service_proto_rawDesc = "" +
 	"forkedFrom\"U\n" +
 	"\x10DeleteRunRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12*\n" +
-	"\x11expected_last_seq\x18\x02 \x01(\x03R\x0fexpectedLastSeq\"H\n" +
+	"\x11expected_last_seq\x18\x02 \x01(\x03R\x0fexpectedLastSeq\"`\n" +
 	"\x11DeleteRunResponse\x12\x19\n" +
 	"\blast_seq\x18\x01 \x01(\x03R\alastSeq\x12\x18\n" +
-	"\adeleted\x18\x02 \x01(\bR\adeleted2\x85\a\n" +
+	"\adeleted\x18\x02 \x01(\bR\adeleted\x12\x16\n" +
+	"\x06erased\x18\x03 \x01(\bR\x06erased2\x85\a\n" +
 	"\x0eJournalService\x12E\n" +
 	"\x06Append\x12\x1c.runjournal.v1.AppendRequest\x1a\x1d.runjournal.v1.AppendResponse\x12T\n" +
 	"\vAppendBatch\x12!.runjournal.v1.AppendBatchRequest\x1a\".runjournal.v1.AppendBatchResponse\x12B\n" +

@@ -266,14 +266,19 @@ type JournalServiceClient interface {
 	// RUN_NOT_FOUND, RUN_DELETED, RUN_EXISTS (for `new_run_id`), RUN_LOCKED,
 	// CORRUPT_JOURNAL, STORAGE_FULL, STORAGE_UNAVAILABLE.
 	ForkRun(ctx context.Context, in *ForkRunRequest, opts ...grpc.CallOption) (*ForkRunResponse, error)
-	// Deletes a run: its journal is removed from the store (file: unlinked,
-	// the directory fsynced; JetStream: every message erased) and a tombstone
-	// kept, so the run id is never used again: a later Append, Claim, Fold,
-	// Read or Watch of it is RUN_DELETED, even a stale retry of its meta.
-	// Refused unless `expected_last_seq` is the run's last seq, so nothing
-	// appended after the caller looked is deleted unseen. Watchers of the run
-	// are ended with RUN_DELETED. With token auth on it needs the `operator`
-	// scope. Deleting a deleted run again answers its tombstone (idempotent).
+	// Deletes a run: a durable tombstone is kept, so the run id is never used
+	// again (a later Append, Claim, Fold, Read or Watch of it is RUN_DELETED,
+	// even a stale retry of its meta), and its journal is removed from the
+	// store. File: truncated, unlinked and the directory fsynced before the
+	// answer (`erased` true). JetStream: every message is overwritten and
+	// deleted in the background after the answer (`erased` false; each
+	// message costs a synced write, a few ms), resumed by the next start if
+	// the server stops first. Refused unless `expected_last_seq` is the run's
+	// last seq, so nothing appended after the caller looked is deleted unseen.
+	// Watchers of the run are ended with RUN_DELETED. With token auth on it
+	// needs the `operator` scope. Deleting a deleted run again answers its
+	// tombstone (`deleted` false, idempotent) once its erasure is complete:
+	// that call waits for it (or finishes it), and answers `erased` true.
 	//
 	// Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND,
 	// LAST_SEQ_MISMATCH, RUN_LOCKED, STORAGE_FULL, STORAGE_UNAVAILABLE.
@@ -585,14 +590,19 @@ type JournalServiceServer interface {
 	// RUN_NOT_FOUND, RUN_DELETED, RUN_EXISTS (for `new_run_id`), RUN_LOCKED,
 	// CORRUPT_JOURNAL, STORAGE_FULL, STORAGE_UNAVAILABLE.
 	ForkRun(context.Context, *ForkRunRequest) (*ForkRunResponse, error)
-	// Deletes a run: its journal is removed from the store (file: unlinked,
-	// the directory fsynced; JetStream: every message erased) and a tombstone
-	// kept, so the run id is never used again: a later Append, Claim, Fold,
-	// Read or Watch of it is RUN_DELETED, even a stale retry of its meta.
-	// Refused unless `expected_last_seq` is the run's last seq, so nothing
-	// appended after the caller looked is deleted unseen. Watchers of the run
-	// are ended with RUN_DELETED. With token auth on it needs the `operator`
-	// scope. Deleting a deleted run again answers its tombstone (idempotent).
+	// Deletes a run: a durable tombstone is kept, so the run id is never used
+	// again (a later Append, Claim, Fold, Read or Watch of it is RUN_DELETED,
+	// even a stale retry of its meta), and its journal is removed from the
+	// store. File: truncated, unlinked and the directory fsynced before the
+	// answer (`erased` true). JetStream: every message is overwritten and
+	// deleted in the background after the answer (`erased` false; each
+	// message costs a synced write, a few ms), resumed by the next start if
+	// the server stops first. Refused unless `expected_last_seq` is the run's
+	// last seq, so nothing appended after the caller looked is deleted unseen.
+	// Watchers of the run are ended with RUN_DELETED. With token auth on it
+	// needs the `operator` scope. Deleting a deleted run again answers its
+	// tombstone (`deleted` false, idempotent) once its erasure is complete:
+	// that call waits for it (or finishes it), and answers `erased` true.
 	//
 	// Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND,
 	// LAST_SEQ_MISMATCH, RUN_LOCKED, STORAGE_FULL, STORAGE_UNAVAILABLE.
