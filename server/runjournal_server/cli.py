@@ -16,42 +16,68 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from runjournal.cli import SERVER_COMMANDS
 from runjournal_server import config as config_module
-from runjournal_server import devnats, migrate
+
+COMMANDS = ("serve", "migrate", "dev-nats")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one of the server's commands (``argv`` starts with its name); its exit code."""
-    parser = _parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser(words[0] if words else None)
+    args = parser.parse_args(words)
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
     return int(args.handler(args))
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """Every command's parser, or only the parser of ``command`` when it is one of ours.
+
+    The other commands' modules are then not imported: a server start does
+    not load the migration, the dev nats-server or the client's command line
+    (their one-line help, shown only by ``--help`` here), which every server
+    process the tests start spent about a tenth of its start on.
+    """
     parser = argparse.ArgumentParser(prog="runjournal", description="Durable journals for AI-agent runs.")
     commands = parser.add_subparsers(dest="command")
+    if command in COMMANDS:
+        for name in COMMANDS:
+            if name == command:
+                _add_command(commands, name, None)
+            else:
+                commands.add_parser(name)  # named in the usage line of an error, as when all are there
+        return parser
+    from runjournal.cli import SERVER_COMMANDS
 
-    serve = commands.add_parser("serve", help=SERVER_COMMANDS["serve"])
-    config_module.add_arguments(serve)
-    serve.set_defaults(handler=_serve)
-
-    migrating = commands.add_parser(
-        "migrate",
-        help=SERVER_COMMANDS["migrate"],
-        description=migrate.DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    migrate.add_arguments(migrating)
-    migrating.set_defaults(handler=migrate.main)
-
-    dev_nats = commands.add_parser("dev-nats", help=SERVER_COMMANDS["dev-nats"])
-    devnats.add_arguments(dev_nats)
-    dev_nats.set_defaults(handler=devnats.main)
+    for name in COMMANDS:
+        _add_command(commands, name, SERVER_COMMANDS[name])
     return parser
+
+
+def _add_command(commands: argparse._SubParsersAction, name: str, help_line: str | None) -> None:
+    if name == "serve":
+        serve = commands.add_parser("serve", help=help_line)
+        config_module.add_arguments(serve)
+        serve.set_defaults(handler=_serve)
+    elif name == "migrate":
+        from runjournal_server import migrate
+
+        migrating = commands.add_parser(
+            "migrate",
+            help=help_line,
+            description=migrate.DESCRIPTION,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        migrate.add_arguments(migrating)
+        migrating.set_defaults(handler=migrate.main)
+    else:
+        from runjournal_server import devnats
+
+        dev_nats = commands.add_parser("dev-nats", help=help_line)
+        devnats.add_arguments(dev_nats)
+        dev_nats.set_defaults(handler=devnats.main)
 
 
 def _serve(args: argparse.Namespace) -> int:
