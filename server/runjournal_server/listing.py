@@ -9,8 +9,9 @@ kept true by ``listing_upkeep.py``): the newest-first order of the token's
 runs and their last known states, so a page reads the summaries it returns
 (plus one, to know whether another page follows), not every run. Every
 summary returned is read from its journal. Without the index (being rebuilt,
-on a shared store, or switched off) a page reads every run's meta, cached
-per server lifetime, and tail, as it always did.
+switched off, or on a shared store whose news cannot be known complete) a
+page reads every run's meta, cached per server lifetime, and tail, as it
+always did.
 
 Damage is never hidden: a run whose meta or tail cannot be read, or that the
 server already found damaged on a full read, is listed as CORRUPT. Nor does
@@ -163,7 +164,7 @@ class RunListing:
         if where.status not in state_pb2.RunStatus.values():
             raise InvalidArgumentError("status", f"unknown status {where.status}")
         after = decode_page_token(page_token)
-        if self.upkeep.ready and await self.upkeep.still_alone():
+        if self.upkeep.ready and await self.upkeep.trusted():
             return await self._indexed_page(page_size, after, where)
         prefixes = tuple(where.run_id_prefixes)
         run_ids = [r for r in await self._backend.list_run_ids() if r.startswith(prefixes)]

@@ -18,6 +18,11 @@ finds different and reads again. Lines are JSON arrays of up to
 ``CHUNK_ENTRIES`` entries, so neither the load nor a compaction holds the GIL
 in one long ``json`` call while appends wait on the event loop.
 
+The contract every index store keeps is ``IndexStore`` (async: the file
+store runs on a thread of its own, ``FileStoreOnThread``); a store that other
+replicas write (JetStream) keeps ``SharedIndexStore``, which adds where the
+news of other replicas' writes stands (``backends/jetstream/listing_store.py``).
+
 One server process owns the directory at a time (an exclusive ``flock`` on
 ``lock``). A second process on the same data directory (each is refused the
 runs the other holds) keeps no index, and touches ``others`` every few
@@ -27,16 +32,18 @@ since it does not hear of the other's writes. Both then read every run.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
 import os
 import time
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import portalocker
 
@@ -56,12 +63,105 @@ Op = tuple[str, Any]
 """("put", Entry) or ("drop", run_id)."""
 
 
+T = TypeVar("T")
+
+
 @dataclass
 class Loaded:
     entries: list[Entry]
     damaged: str | None
     """Why the persisted index cannot be trusted whole (then every entry is re-read), or None."""
     log_ops: int
+    position: int | None = None
+    """A shared store's news position the index was current to (``SharedIndexStore``); None for files."""
+
+
+class IndexStore(Protocol):
+    """Where the listing index persists between restarts: what the upkeep calls, and all it relies on.
+
+    Derived data: ``load`` reports damage (``Loaded.damaged``) instead of
+    returning doubtful entries, and the upkeep then rebuilds from the
+    journals. A failure to write raises ``OSError`` or a ``JournalError``;
+    what it lost the next start's repair finds again.
+    """
+
+    @property
+    def where(self) -> str:
+        """Where the index is, for the logs."""
+        ...
+
+    async def load(self) -> Loaded: ...
+
+    async def append(self, ops: Sequence[Op]) -> None:
+        """Persist changes since the last call (a store may keep no log: then nothing)."""
+        ...
+
+    async def compact(self, entries: Sequence[Entry], position: int | None) -> None:
+        """Replace what is persisted with ``entries``, current to the news ``position`` (shared stores)."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+Told = Callable[[str], None]
+
+
+class SharedIndexStore(IndexStore, Protocol):
+    """An index store on a store other replicas write too: it also knows where their news stands.
+
+    Another replica's write reaches this one only as news from a feed, a
+    moment later; an index that pages trust must have heard every write
+    acknowledged before the page began (``caught_up``), and at start every
+    write since the persisted index was current (``news_since``).
+    """
+
+    def position(self) -> int | None:
+        """Where the news stands now (every change up to it has been told), or None when nothing follows it."""
+        ...
+
+    def behind(self) -> int:
+        """How much news the next start would replay: stored since the persisted index's position."""
+        ...
+
+    async def news_since(self, position: int | None, stored: Told, deleted: Told) -> bool:
+        """Tell the runs written (``stored``) and deleted since ``position``, and follow the news from there.
+
+        ``position`` None: nothing to tell; the news is followed from now on.
+        False when the news since ``position`` cannot be told (the store was
+        replaced, or it lost that far back): the index must be rebuilt.
+        """
+        ...
+
+    async def caught_up(self) -> bool:
+        """Wait until every change acknowledged before this call has been told; False when that cannot be known."""
+        ...
+
+
+class FileStoreOnThread:
+    """``IndexStore`` over a ``FileIndexStore``: each call on the index's own thread (its I/O blocks)."""
+
+    def __init__(self, files: FileIndexStore, thread: ThreadPoolExecutor) -> None:
+        self.files = files
+        self._thread = thread
+
+    @property
+    def where(self) -> str:
+        return str(self.files.directory)
+
+    async def load(self) -> Loaded:
+        return await self._blocking(self.files.load)
+
+    async def append(self, ops: Sequence[Op]) -> None:
+        await self._blocking(self.files.append, ops)
+
+    async def compact(self, entries: Sequence[Entry], position: int | None) -> None:
+        await self._blocking(self.files.compact, entries)
+
+    async def close(self) -> None:
+        await self._blocking(self.files.close)
+
+    async def _blocking(self, fn: Callable[..., T], *args: object) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
 
 
 def encode_entry(entry: Entry) -> list[Any]:
@@ -100,6 +200,26 @@ def decode_entry(row: list[Any]) -> Entry:
         state=state,
         dirty=state is None,
     )
+
+
+def encode_chunk(entries: Sequence[Entry], *, dirty_unknown: bool = False) -> bytes:
+    """One self-contained piece of a snapshot: the format line, then one line of ``entries``.
+
+    ``dirty_unknown``: a dirty entry is written without its state (read again
+    after the load), for a store whose repair does not compare versions.
+    """
+    rows = []
+    for entry in entries:
+        row = encode_entry(entry)
+        if dirty_unknown and entry.dirty:
+            row[-1] = None
+        rows.append(row)
+    return _line(["format", FORMAT]) + _line(["put", rows])
+
+
+def replay_lines(data: bytes, entries: dict[str, Entry], name: str) -> str | None:
+    """Apply the lines of a snapshot or log piece to ``entries``; what is damaged, or None."""
+    return FileIndexStore._replay(data, entries, name)
 
 
 def _line(body: object) -> bytes:

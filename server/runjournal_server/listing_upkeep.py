@@ -23,15 +23,35 @@
   from the journals in the background, in bounded steps; until the rebuild
   has placed every run the listing reads every run, as it always did, so it
   is slow meanwhile, never wrong.
-* **Not on a shared store** (JetStream, ``Backend.shared_writers``): another
-  replica's writes reach this one's news only through the feed, a moment
-  later, and a page must not miss a run another replica has just
-  acknowledged; there every listing reads every run, as before. (What it
-  would take: a barrier, each page waiting until the feed has delivered the
-  stream's last sequence, and the index persisted in a KV bucket.)
-* **Persistence** (``listing_index_store.py``): changes are appended to a log
-  by one thread of its own each tick, and compacted into a snapshot when the
-  log outgrows the index and at a clean shutdown.
+* **Persistence** (an ``IndexStore``, ``listing_index_store.py``): on files,
+  changes are appended to a log by one thread of its own each tick, and
+  compacted into a snapshot when the log outgrows the index and at a clean
+  shutdown.
+* **On a shared store** (JetStream, ``Backend.shared_writers``; the store is
+  ``Backend.listing_store()``, ``backends/jetstream/listing_store.py``):
+  another replica's writes reach this one's news only through the feed, a
+  moment later. So:
+
+  - *the barrier*: before a page (any filter: the inbox and status filters
+    too) trusts the index, it waits until the feed has delivered the
+    stream's last record as of the call's start (``SharedIndexStore.caught_up``,
+    one request); a run another replica acknowledged before ListRuns began
+    is then dirty or pending here, as if this replica had written it. A feed
+    that does not catch up within seconds (NATS away, the consumer being
+    recreated) makes that page read every run instead: slow, never wrong.
+  - *the repair at start* is the feed's news since the persisted index, not
+    a version per run: the snapshot records the stream seq it was current
+    to (every message up to there had been told; a run told of since its
+    state was read is persisted without a state), the start replays the
+    headers-only feed from there to the stream's last record, marking each
+    run named dirty (or pending, if new) and dropping each deleted one, and
+    the feed then follows from where the replay ended. That costs a small
+    message per record stored since the snapshot (compacted again past
+    ``REPLAY_COMPACT_MESSAGES``), where a version per run (the last stream
+    seq of each run's subjects) would cost a request per run or pages of
+    every subject. In the background the run ids are listed once (the
+    meta subjects) and compared, for what no news tells (messages removed
+    by hand). No log: the stream is the log.
 """
 
 from __future__ import annotations
@@ -56,7 +76,13 @@ from runjournal_server.listing_index import (
     no_meta_key,
     shared_labels,
 )
-from runjournal_server.listing_index_store import FileIndexStore, Op
+from runjournal_server.listing_index_store import (
+    FileIndexStore,
+    FileStoreOnThread,
+    IndexStore,
+    Op,
+    SharedIndexStore,
+)
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +109,10 @@ LABEL_RUNS_PER_TICK = 512
 """Labels read back from the metas per tick after a restart, so that the fill costs others a few percent of the
 server (100,000 runs: about half an hour); a label filter meanwhile reads the labels of the runs it walks."""
 
+REPLAY_COMPACT_MESSAGES = 100_000
+"""On a shared store: messages stored since the persisted snapshot past which a new one is written (a start
+replays the news of each, about 10 us apiece)."""
+
 LABELS_START: SortKey = (2**63, 0, "")
 """A key after every run's: the background fill of labels starts from the newest run."""
 
@@ -103,7 +133,11 @@ class ListingUpkeep:
         self._index = index
         self._summarize = summarize
         self._known_corrupt = known_corrupt
-        self._store: FileIndexStore | None = None
+        self._store: IndexStore | None = None
+        self._files: FileIndexStore | None = None
+        """The file store under ``_store``, for what only files need (another process on the directory)."""
+        self._shared: SharedIndexStore | None = None
+        """``_store`` where other replicas write the store too: the barrier and the news since a snapshot."""
         self._thread: ThreadPoolExecutor | None = None
         self._ops: list[Op] = []
         self._log_ops = 0
@@ -128,21 +162,18 @@ class ListingUpkeep:
     def deleted(self, run_id: str) -> None:
         if not self._active:
             return
+        self._forget_deleted(run_id)
+
+    def _forget_deleted(self, run_id: str) -> None:
         self._drop(run_id)
         self._index.pending.discard(run_id)
 
     # ------------------------------------------------------------ life
 
     async def start(self) -> None:
-        """Load the persisted index and check it against the store; rebuild a missing one in the background.
-
-        Not on a store other replicas write (JetStream): their writes reach
-        this replica's news late (the feed), so a state filter could miss a
-        run another replica had just acknowledged; there the listing reads
-        every run, exact as before.
-        """
+        """Load the persisted index and check it against the store; rebuild a missing one in the background."""
         if self._backend.shared_writers:
-            log.info("listing index: off (other replicas write this store); every listing reads every run")
+            await self._start_shared()
             return
         directory = self._backend.derived_data_dir()
         damaged: str | None = "the store keeps no local index"
@@ -158,12 +189,13 @@ class ListingUpkeep:
                     await self._blocking(store.touch_others)  # before this process serves
                     self._task = asyncio.create_task(self._say_others(store), name="listing-index-others")
                     return
-                self._store = store
+                self._files = store
+                self._store = FileStoreOnThread(store, self._thread)
                 if await self._blocking(store.others_seen_within, OTHERS_FRESH_SECONDS):
                     damaged = "another server process uses this data directory"
                     self._task = asyncio.create_task(self._say_others(None), name="listing-index-off")
                     return
-                loaded = await self._blocking(store.load)
+                loaded = await self._store.load()
                 self._log_ops = loaded.log_ops
                 damaged = loaded.damaged
                 if damaged is None:
@@ -181,9 +213,44 @@ class ListingUpkeep:
         self._active = True
         self._task = asyncio.create_task(self._run(), name="listing-index-upkeep")
 
+    async def _start_shared(self) -> None:
+        """On a store other replicas write: load the snapshot, replay the news since it (module docstring)."""
+        shared = self._backend.listing_store()
+        if shared is None:
+            log.info("listing index: off (this shared store keeps none); every listing reads every run")
+            return
+        self._store = self._shared = shared
+        loaded = await shared.load()
+        damaged = loaded.damaged
+        if damaged is None:
+            self._index.load(loaded.entries)
+            if not await shared.news_since(loaded.position, self._index.mark_dirty, self._forget_deleted):
+                damaged = "the news since it was persisted cannot be replayed"
+                self._index.load([])
+        if damaged is not None:
+            log.info("listing index: %s (%s); rebuilding it from the journals", damaged, shared.where)
+            # Follow the news from now on before the rebuild lists the runs: nothing falls between.
+            if not await shared.news_since(None, self._index.mark_dirty, self._forget_deleted):
+                log.warning("listing index: off (the news cannot be followed); every listing reads every run")
+                self._store = self._shared = None
+                return
+        elif len(self._index.pending) <= max(INLINE_NEW_RUNS, len(self._index) // 10):
+            # Before the server serves: place the runs created since the snapshot, read the moved ones
+            # again if they are few (else they stay candidates of every filter until a tick reads them).
+            await self.place_pending()
+            dirty = self._index.dirty_run_ids()
+            if len(dirty) <= INLINE_NEW_RUNS:
+                await self._refresh(dirty)
+            self.ready = True
+            log.info("listing index: %d runs, loaded from %s and told the news since", len(self._index), shared.where)
+        self._active = True
+        self._task = asyncio.create_task(self._run(), name="listing-index-upkeep")
+
     async def close(self) -> None:
         """Stop the upkeep; persist what changed and compact, so the next start loads one snapshot."""
         self._active = False
+        # Where the news stands as it stops being heard: every change up to here is in the index.
+        position = self._shared.position() if self._shared is not None else None
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -191,15 +258,17 @@ class ListingUpkeep:
             self._task = None
         if self._store is not None:
             try:
-                if self.repaired or self.ready:
-                    await self._persist()
+                if self.ready or (self._shared is None and self.repaired):
+                    if self._shared is not None:
+                        await self.place_pending()  # a run told of but not placed would be in no snapshot
+                    await self._persist(compact=False)
                     entries = list(self._index.entries())
-                    await self._blocking(self._store.compact, entries)
-            except OSError as err:
+                    await self._store.compact(entries, position)
+            except (OSError, JournalError) as err:
                 log.warning("listing index: not persisted at shutdown (%s); the next start repairs it", err)
             finally:
-                await self._blocking(self._store.close)
-                self._store = None
+                await self._store.close()
+                self._store = self._files = self._shared = None
         if self._thread is not None:
             self._thread.shutdown(wait=True)
             self._thread = None
@@ -220,17 +289,24 @@ class ListingUpkeep:
 
     # ------------------------------------------------------------ what the listing calls
 
-    async def still_alone(self) -> bool:
-        """False (and the index off from now on) once another server process serves this data directory.
+    async def trusted(self) -> bool:
+        """Whether this page may walk the index: it has every run, and has heard of every write before the call.
 
-        Asked before every indexed page: a stat, so a page never trusts an
-        index that misses another process's writes (it touches ``others``
-        before it serves).
+        Asked before every indexed page. On a shared store, the barrier
+        (``SharedIndexStore.caught_up``): False when the news cannot be
+        known to be complete, and the page reads every run. On files, a
+        stat: False (and the index off from now on) once another server
+        process serves this data directory, whose writes it does not hear
+        of (that process touches ``others`` before it serves).
         """
-        if self._store is None or not self.ready:
+        if not self.ready:
+            return False
+        if self._shared is not None:
+            return await self._shared.caught_up() and self.ready
+        if self._files is None:
             return self.ready
         # Not on the index's own thread, which may be busy compacting: a page must not wait for that.
-        seen = await asyncio.to_thread(self._store.others_seen_within, OTHERS_FRESH_SECONDS)
+        seen = await asyncio.to_thread(self._files.others_seen_within, OTHERS_FRESH_SECONDS)
         if seen:
             log.warning("listing index: another server process uses this data directory; off")
             self.ready = self._active = False
@@ -282,8 +358,8 @@ class ListingUpkeep:
                 await asyncio.sleep(PLACE_DELAY_SECONDS)  # batch the news of a burst of writes
                 await self.place_pending()
                 if loop.time() >= next_refresh:
-                    if self._store is not None and await self._blocking(
-                        self._store.others_seen_within, OTHERS_FRESH_SECONDS
+                    if self._files is not None and await self._blocking(
+                        self._files.others_seen_within, OTHERS_FRESH_SECONDS
                     ):
                         log.warning("listing index: another server process uses this data directory; off")
                         self.ready = self._active = False
@@ -332,6 +408,15 @@ class ListingUpkeep:
         await self.place_pending()
         if not self.ready:
             self.ready = True  # every run has its place: pages walk the index, states are read below
+        # On a shared store the news since the snapshot (or since the rebuild began) marked what moved:
+        # those are dirty and read by the ticks; every other state was read after its last write.
+        stale = self._stale(versions) if self._shared is None else []
+        await self._refresh(absent + stale)
+        await self._persist()
+        return True
+
+    def _stale(self, versions: dict[str, object] | None) -> list[str]:
+        """The entries to read again at start: those whose journal's version moved, or that have none."""
         stale: list[str] = []
         for entry in self._index.entries():
             state = entry.state
@@ -340,9 +425,7 @@ class ListingUpkeep:
             elif versions.get(entry.run_id) != state.version:
                 self._index.mark_dirty(entry.run_id)  # moved while nobody looked: a candidate everywhere
                 stale.append(entry.run_id)
-        await self._refresh(absent + stale)
-        await self._persist()
-        return True
+        return stale
 
     async def _place(self, run_ids: Sequence[str]) -> None:
         """Place runs the index lacks, from one summary read each (it carries the meta's facts).
@@ -473,20 +556,34 @@ class ListingUpkeep:
         if self._index.remove(run_id) is not None:
             self._ops.append(("drop", run_id))
 
-    async def _persist(self) -> None:
-        if self._store is None or not self._ops:
+    async def _persist(self, *, compact: bool = True) -> None:
+        if self._store is None:
             return
         ops, self._ops = self._ops, []
         try:
-            await self._blocking(self._store.append, ops)
-            self._log_ops += len(ops)
-            if self._log_ops > max(COMPACT_MIN_OPS, len(self._index)):
+            if ops:
+                await self._store.append(ops)
+                self._log_ops += len(ops)
+            if compact and self._compaction_due():
+                if self._shared is not None:
+                    await self.place_pending()  # a run told of but not placed would be in no snapshot
+                # No await between these two: every change up to ``position`` is in ``entries``.
+                position = self._shared.position() if self._shared is not None else None
                 entries = list(self._index.entries())
-                await self._blocking(self._store.compact, entries)
+                await self._store.compact(entries, position)
                 self._log_ops = 0
-        except OSError as err:
+        except (OSError, JournalError) as err:
             # Lost changes are found again by the next start's repair (versions differ).
             log.warning("listing index: cannot persist (%s); it is repaired at the next start", err)
+
+    def _compaction_due(self) -> bool:
+        if self._shared is not None:
+            if not self.ready:
+                return False  # an index still lacking runs: the news since it would not bring them back
+            return self._log_ops > max(COMPACT_MIN_OPS, len(self._index)) or (
+                self._shared.behind() > REPLAY_COMPACT_MESSAGES
+            )
+        return self._log_ops > max(COMPACT_MIN_OPS, len(self._index))
 
     async def _gather(self, items: Sequence[K], read: Callable[[K], Awaitable[T]]) -> list[T]:
         found: list[T] = []

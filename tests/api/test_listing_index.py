@@ -3,8 +3,8 @@
 The reference is always the listing a server gives with no index at all
 (it then reads every run, as before the index existed): a stale, damaged or
 missing index must give exactly its pages. Over real servers, real gRPC, on
-both backends (JetStream keeps no index: its listing must give the same pages
-across restarts all the same).
+both backends (JetStream keeps its index in a KV bucket; what only JetStream
+has, replicas and the feed, is in ``test_listing_index_jetstream.py``).
 """
 
 from __future__ import annotations
@@ -288,7 +288,8 @@ TEAM_A = "a-token-for-the-index-tests"
 TEAM_B = "b-token-for-the-index-tests"
 
 
-def test_a_tenant_lists_its_own_runs_across_a_restart(tmp_path: Path):
+@pytest.mark.parametrize("backend", ["file", "jetstream"])
+def test_a_tenant_lists_its_own_runs_across_a_restart(tmp_path: Path, backend: str, request: pytest.FixtureRequest):
     tokens = tmp_path / "tokens.toml"
     tokens.write_text(
         f"""
@@ -303,7 +304,10 @@ sha256 = "{token_sha256(TEAM_B)}"
 run_id_prefixes = ["team-b-"]
 """
     )
-    servers = Servers(tmp_path / "data", ("--auth-tokens-file", str(tokens)), "file")
+    store: tuple[str, ...] = ()
+    if backend == "jetstream":
+        store = new_stream_target().server_args(request.getfixturevalue("nats_server").url)
+    servers = Servers(tmp_path / "data", (*store, "--auth-tokens-file", str(tokens)), backend)
     a = (("authorization", f"Bearer {TEAM_A}"),)
     bee = (("authorization", f"Bearer {TEAM_B}"),)
     try:
@@ -324,6 +328,8 @@ run_id_prefixes = ["team-b-"]
         server = servers.start()
         for stub in stub_of(server):
             assert (pages(stub, a), pages(stub, bee)) == before
+        if backend == "jetstream":
+            assert "loaded from KV bucket" in server.log(), server.log()  # the persisted index, not a rebuild
     finally:
         servers.close()
 

@@ -16,10 +16,23 @@ notices a gap in its deliveries (a missed message, a lost connection, a
 restarted NATS server) and recreates itself from the stream seq after the
 last it delivered (nats-py's ordered consumer). News lost while NATS is away
 is therefore told late, not lost; watchers read whatever is there by then.
+
+The listing index needs two more things of it (``listing_store.py``):
+
+* **where it is**: ``position`` is the stream seq of the last message it
+  delivered (every news up to there has been told, synchronously, in stream
+  order), and ``start`` may begin right after a given seq instead of at the
+  stream's end, so a replica that replayed the news since its persisted
+  index up to seq L follows from L + 1, missing nothing in between;
+* **a barrier**: ``caught_up`` reads the stream seq of the last message on
+  the feed's subjects (one request to the stream leader) and waits until the
+  feed has delivered it. A write another replica acknowledged before the
+  call is at or below that seq, so once it returns its news has been told.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 
@@ -28,6 +41,7 @@ from nats.aio.msg import Msg
 from nats.js import api as js_api
 from nats.js.client import JetStreamContext
 
+from runjournal_server.backends.jetstream.api import ApiError, JetStreamApi, NoAnswerError, NotDeliveredError
 from runjournal_server.backends.jetstream.layout import Layout
 from runjournal_server.core.ids import is_valid_run_id
 from runjournal_server.errors import StorageUnavailableError
@@ -51,13 +65,21 @@ class Feed:
         self._stored = stored
         self._deleted = deleted
         self._subscription: JetStreamContext.PushSubscription | None = None
+        self.position = 0
+        """The stream seq of the last message delivered (or of where the feed began): told up to here."""
+        self._moved = asyncio.Event()
 
-    async def start(self, nc: Client, stream: str) -> None:
-        """Follow what is stored from now on; STORAGE_UNAVAILABLE when the consumer cannot be made."""
+    async def start(self, nc: Client, stream: str, after: int | None = None) -> None:
+        """Follow what is stored after stream seq ``after`` (default: from now on).
+
+        STORAGE_UNAVAILABLE when the consumer cannot be made.
+        """
         js = nc.jetstream()
         try:
-            info = await js.stream_info(stream)
-            after = info.state.last_seq
+            if after is None:
+                info = await js.stream_info(stream)
+                after = info.state.last_seq
+            self.position = after
             config = js_api.ConsumerConfig(
                 deliver_policy=js_api.DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=after + 1
             )
@@ -80,16 +102,60 @@ class Feed:
             jsi._sseq = after
 
     async def _on_message(self, msg: Msg) -> None:
-        deleted = self._layout.run_of_tombstone(msg.subject)
+        try:
+            self.tell(msg.subject)
+        finally:
+            # The position moves only once the news is told: a barrier past it sees the news.
+            self._advance(msg)
+
+    def tell(self, subject: str) -> None:
+        """Tell the news one stored message's subject carries (a record, a tombstone, or nothing)."""
+        deleted = self._layout.run_of_tombstone(subject)
         if deleted is not None:
             self._deleted(deleted)
             return
-        run_id = msg.subject.removeprefix(f"{self._layout.prefix}.").partition(".")[0]
+        run_id = subject.removeprefix(f"{self._layout.prefix}.").partition(".")[0]
         if not is_valid_run_id(run_id):
             return
-        seq = self._layout.seq_of(run_id, msg.subject)
+        seq = self._layout.seq_of(run_id, subject)
         if seq is not None:
             self._stored(run_id, seq)
+
+    def _advance(self, msg: Msg) -> None:
+        try:
+            stream_seq = msg.metadata.sequence.stream
+        except Exception:  # not a JetStream delivery (nats-py parses the reply subject): no position
+            return
+        if stream_seq > self.position:
+            self.position = stream_seq
+            self._moved.set()
+            self._moved = asyncio.Event()
+
+    async def caught_up(self, api: JetStreamApi, timeout_seconds: float) -> bool:
+        """Wait until every message on the feed's subjects stored before this call has been told.
+
+        False when that takes longer than ``timeout_seconds`` (the feed is
+        recreating itself, or NATS is away) or the stream cannot be asked:
+        the caller then must not trust what the news built.
+        """
+        try:
+            last = await api.get_last(f"{self._layout.prefix}.*.*")
+        except (ApiError, NotDeliveredError, NoAnswerError) as err:
+            log.info("feed barrier: cannot read the stream's last record (%s)", err)
+            return False
+        target = 0 if last is None else last.stream_seq
+        if self.position >= target:
+            return True
+        if self._subscription is None:
+            return False
+        try:
+            async with asyncio.timeout(timeout_seconds):
+                while self.position < target:
+                    await self._moved.wait()
+        except TimeoutError:
+            log.warning("feed barrier: the feed is at stream seq %d, %d stored before", self.position, target)
+            return False
+        return True
 
     async def stop(self) -> None:
         """Stop following (the ephemeral consumer goes away with its subscription's interest)."""
