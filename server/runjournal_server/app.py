@@ -22,13 +22,13 @@ from runjournal_server.auth import TokenFileError, TokenTable
 from runjournal_server.backends import BackendStartError, make_backend
 from runjournal_server.config import Config
 from runjournal_server.errors import JournalError
-from runjournal_server.metrics import Metrics, MetricsEndpoint
 from runjournal_server.observing import NO_OBSERVER
 from runjournal_server.runs import Runs
 from runjournal_server.service import JournalServicer, TaskServicer, add_to_server
 from runjournal_server.tasks import MAX_TASK_DOCUMENT_BYTES, Tasks
 
 if TYPE_CHECKING:
+    from runjournal_server.metrics import Metrics, MetricsEndpoint
     from runjournal_server.tracing import Tracing
 
 log = logging.getLogger("runjournal")
@@ -170,9 +170,18 @@ def _add_port(server: grpc.aio.Server, config: Config) -> int:
     return server.add_secure_port(config.listen, credentials)
 
 
+def _metrics() -> Metrics:
+    """Imported only when metrics are served: prometheus_client and its HTTP server are about 35 ms of a start."""
+    from runjournal_server.metrics import Metrics
+
+    return Metrics()
+
+
 def _start_metrics(metrics: Metrics | None, config: Config) -> MetricsEndpoint | None:
     if metrics is None:
         return None
+    from runjournal_server.metrics import MetricsEndpoint
+
     try:
         return MetricsEndpoint(metrics, config.metrics_listen)
     except OSError as err:
@@ -238,7 +247,7 @@ async def serve(
     except (BackendStartError, JournalError, ValueError, OSError) as err:
         executor.shutdown(wait=False)
         raise ServerStartError(f"the {config.backend} backend cannot start: {err}") from err
-    metrics = Metrics() if config.metrics_listen else None
+    metrics = _metrics() if config.metrics_listen else None
     runs = Runs(
         backend,
         max_record_bytes=backend.max_record_bytes or config.record_limit,
