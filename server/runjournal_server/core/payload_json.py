@@ -86,9 +86,14 @@ def _refuse_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not valid JSON")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+"""Made once: ``json.loads`` with any keyword builds a new decoder per call, which cost more than the parse
+of a small record (5 of 11 us for a tool call's input)."""
+
+
 def load_json(text: str) -> Any:
     """json.loads, refusing NaN/Infinity; raises ValueError or RecursionError."""
-    return json.loads(text, parse_constant=_refuse_constant)
+    return _DECODER.decode(text)
 
 
 class PayloadError(Exception):

@@ -75,7 +75,9 @@ def json_text_problem(text: str, *, want_object: bool = False) -> str | None:
         return f"is not valid JSON: {err}"
     if want_object and not isinstance(value, dict):
         return f"must be a JSON object, got {type(value).__name__}"
-    if _nesting_exceeds(value, MAX_JSON_DEPTH):
+    # Every array or object opens with a bracket, so text with few brackets (even counting those inside
+    # strings) cannot be nested deeper than their number: most tool inputs skip the walk.
+    if text.count("{") + text.count("[") > MAX_JSON_DEPTH and _nesting_exceeds(value, MAX_JSON_DEPTH):
         return f"JSON is nested more than {MAX_JSON_DEPTH} levels deep"
     return None
 
