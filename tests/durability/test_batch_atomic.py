@@ -2,7 +2,8 @@
 
 A child process creates a run with a creation batch (meta + 7 records) and
 appends two more batches of 8, every record about 1 MB, through the file
-backend. Its writes go to the kernel in 1 MiB pieces (a short write the
+backend. (Each child is forked from one process that imported the backend
+once, so a cycle does not spend half its time importing.) Its writes go to the kernel in 1 MiB pieces (a short write the
 backend continues, as the kernel may do at any time) and it reports each piece,
 so the parent can SIGKILL it at a seeded random piece: most kills land with a
 batch partly written. Then, with the child dead, every lock-free reader and a
@@ -23,6 +24,7 @@ import subprocess
 import sys
 import threading
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
@@ -53,7 +55,7 @@ PIECE_BYTES = 1 << 20
 CHILD_SECONDS = 30.0
 
 CHILD = f"""
-import asyncio, os, sys
+import asyncio, os, sys, traceback
 from pathlib import Path
 from runjournal_server.core import records
 from runjournal_server.backends.file import FileBackend
@@ -75,8 +77,7 @@ def notes(run_id, first, count):
     text = "x" * {RECORD_CHARS}
     return [records.encode(b.note(seq, f"{{run_id}} seq {{seq}} " + text)) for seq in range(first, first + count)]
 
-async def main() -> None:
-    data_dir, run_id = sys.argv[1:3]
+async def main(data_dir, run_id) -> None:
     backend = FileBackend(Path(data_dir))
     await backend.start()
     replace_os(PiecewiseOs())
@@ -89,36 +90,70 @@ async def main() -> None:
     print("done", flush=True)
     await backend.close()
 
-asyncio.run(main())
+# One writer per line on stdin ("data_dir run_id"), each in a child forked from here (no threads yet):
+# the writer's "pid N" and its lines, then "ended CODE" from here (negative: the signal that ended it).
+for line in sys.stdin:
+    data_dir, run_id = line.split()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            print("pid", os.getpid(), flush=True)
+            asyncio.run(main(data_dir, run_id))
+        except BaseException:
+            traceback.print_exc()
+            sys.stderr.flush()
+            os._exit(1)
+        os._exit(0)
+    print("ended", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
 """
 
 
-def run_child(data_dir: Path, run_id: str, kill_at_piece: int) -> tuple[bool, int]:
-    """Run the writer and SIGKILL it after its ``kill_at_piece``-th piece; (killed, last acknowledged seq)."""
-    child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(data_dir), run_id],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert child.stdout is not None
+@dataclass
+class Writers:
+    """The process that forks each writer (``CHILD``); its stderr, the writers' too, goes to ``log``."""
+
+    process: subprocess.Popen[str]
+    log: Path
+
+    @classmethod
+    def start(cls, log: Path) -> Writers:
+        with log.open("w") as stderr:
+            process = subprocess.Popen(
+                [sys.executable, "-c", CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True
+            )
+        return cls(process, log)
+
+    def stop(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        assert self.process.wait(timeout=CHILD_SECONDS) == 0, self.log.read_text()
+
+
+def run_child(writers: Writers, data_dir: Path, run_id: str, kill_at_piece: int) -> tuple[bool, int]:
+    """Run a writer and SIGKILL it after its ``kill_at_piece``-th piece; (killed, last acknowledged seq)."""
+    stdin, stdout = writers.process.stdin, writers.process.stdout
+    assert stdin is not None and stdout is not None
+    stdin.write(f"{data_dir} {run_id}\n")
+    stdin.flush()
+    word, pid = stdout.readline().split()
+    assert word == "pid", (word, writers.log.read_text())
     pieces = acked = 0
     killed = False
-    for line in child.stdout:
+    for line in stdout:
         word, *rest = line.split()
         if word == "acked":
             acked = int(rest[0])
-        elif word == "piece":
+        elif word == "piece" and not killed:
             pieces += 1
             if pieces == kill_at_piece:
-                os.kill(child.pid, signal.SIGKILL)
+                os.kill(int(pid), signal.SIGKILL)
                 killed = True
-                break
-    _, err = child.communicate(timeout=CHILD_SECONDS)
-    if killed:
-        assert child.returncode == -signal.SIGKILL, err
+        elif word == "ended":
+            code = int(rest[0])
+            break
     else:
-        assert child.returncode == 0, err
+        raise AssertionError(f"the writers' process ended: {writers.log.read_text()}")
+    assert code == (-signal.SIGKILL if killed else 0), writers.log.read_text()
     return killed, acked
 
 
@@ -162,17 +197,20 @@ async def test_sigkill_during_batches_of_1mb_records_leaves_no_partial_batch(tmp
     rng = random.Random(seed)
     total_pieces = BATCH * BATCHES * (RECORD_CHARS + 200) // PIECE_BYTES
     stats: Counter[str] = Counter()
+    writers = Writers.start(tmp_path / "writers.log")
     with memory_data_dir(tmp_path) as data_dir:
         data_dir.mkdir(parents=True)
         for attempt in range(MAX_ATTEMPTS):
             if stats["kills"] == KILLS:
                 break
             run_id = f"kill-{attempt:02d}"
-            killed, acked = await asyncio.to_thread(run_child, data_dir, run_id, rng.randint(1, total_pieces))
+            piece = rng.randint(1, total_pieces)
+            killed, acked = await asyncio.to_thread(run_child, writers, data_dir, run_id, piece)
             stats["kills" if killed else "children that finished"] += 1
             await check_whole_batches(data_dir, run_id, acked, BATCH, stats)
             for suffix in (".jsonl", ".lock"):
                 (data_dir / f"{run_id}{suffix}").unlink(missing_ok=True)  # keep /dev/shm small
+    writers.stop()
     print(f"batch kill suite (seed {seed}, RUNJOURNAL_TEST_SEED to replay): {dict(stats)}")
     assert stats["kills"] == KILLS
     assert stats["partial batches after restart"] == 0, stats
