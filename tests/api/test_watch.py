@@ -277,6 +277,8 @@ def test_after_a_nats_restart_records_through_another_replica_still_reach_a_watc
                 assert take(call, 2) == [("record", 2), ("record", 3)]
             finally:
                 call.cancel()
+        # Before their nats-server: stopped after it, each spent seconds giving up on it.
+        assert (a.stop(), b_server.stop()) == (0, 0), (a.log(), b_server.log())
     finally:
         nats_server.stop()
 
