@@ -111,7 +111,7 @@ server (100,000 runs: about half an hour); a label filter meanwhile reads the la
 
 REPLAY_COMPACT_MESSAGES = 100_000
 """On a shared store: messages stored since the persisted snapshot past which a new one is written (a start
-replays the news of each, about 10 us apiece)."""
+replays the news of each: a headers-only message apiece)."""
 
 LABELS_START: SortKey = (2**63, 0, "")
 """A key after every run's: the background fill of labels starts from the newest run."""

@@ -26,8 +26,8 @@ told of every write by its own acknowledgements and by the feed
   last record), each run it names marked dirty or placed, each tombstone
   dropped; then the feed follows from where the replay ended, so nothing
   falls between. That costs a small message per record stored since the
-  snapshot, not a read per run; the upkeep compacts again once that many
-  exceed ``REPLAY_COMPACT_MESSAGES``.
+  snapshot, not a read per run; the upkeep writes a new snapshot once that
+  many exceed ``listing_upkeep.REPLAY_COMPACT_MESSAGES`` (``behind``).
 * **The barrier** (``caught_up``): before a page trusts the index, the feed
   must have delivered the stream's last record as of the page's start
   (``Feed.caught_up``: one request). So a run another replica acknowledged
@@ -82,8 +82,6 @@ BARRIER_TIMEOUT_SECONDS = 5.0
 """How long a page waits for the feed to catch up before it lists by reading every run instead."""
 REPLAY_TIMEOUT_SECONDS = 300.0
 """How long the start's replay of the news since the snapshot may take before the index is rebuilt instead."""
-REPLAY_COMPACT_MESSAGES = 100_000
-"""Stored messages since the snapshot past which the upkeep writes a new one (a start replays them all)."""
 CAS_ATTEMPTS = 3
 
 T = TypeVar("T")
