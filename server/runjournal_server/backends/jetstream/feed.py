@@ -33,6 +33,7 @@ The listing index needs two more things of it (``listing_store.py``):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 
@@ -53,6 +54,8 @@ Stored = Callable[[str, int], None]
 Deleted = Callable[[str], None]
 """Told ``run_id``: the run was deleted (its tombstone is stored)."""
 
+RECHECK_SECONDS = 0.5
+"""How often a barrier that waits asks again for the stream's last record."""
 IDLE_HEARTBEAT_SECONDS = 5.0
 """How often the consumer proves it is alive while nothing is stored; two missed ones recreate it."""
 
@@ -136,26 +139,40 @@ class Feed:
 
         False when that takes longer than ``timeout_seconds`` (the feed is
         recreating itself, or NATS is away) or the stream cannot be asked:
-        the caller then must not trust what the news built.
+        the caller then must not trust what the news built. While it waits
+        it asks again every ``RECHECK_SECONDS``: a last message erased
+        before the feed delivered it (a deletion's) is never delivered, and
+        what is left is all that must be told.
         """
+        target: int | None = None
+        try:
+            async with asyncio.timeout(timeout_seconds):
+                while True:
+                    last = await self._last_stored(api)
+                    if last is None:
+                        return False
+                    # Never a later target than the first: what was stored before the call is what counts.
+                    target = last if target is None else min(target, last)
+                    if self.position >= target:
+                        return True
+                    if self._subscription is None:
+                        return False
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(RECHECK_SECONDS):
+                            while self.position < target:
+                                await self._moved.wait()
+        except TimeoutError:
+            log.warning("feed barrier: the feed is at stream seq %d, behind the stream", self.position)
+            return False
+
+    async def _last_stored(self, api: JetStreamApi) -> int | None:
+        """The stream seq of the last message on the feed's subjects (0: none), from the leader; None: unknown."""
         try:
             last = await api.get_last(f"{self._layout.prefix}.*.*")
         except (ApiError, NotDeliveredError, NoAnswerError) as err:
             log.info("feed barrier: cannot read the stream's last record (%s)", err)
-            return False
-        target = 0 if last is None else last.stream_seq
-        if self.position >= target:
-            return True
-        if self._subscription is None:
-            return False
-        try:
-            async with asyncio.timeout(timeout_seconds):
-                while self.position < target:
-                    await self._moved.wait()
-        except TimeoutError:
-            log.warning("feed barrier: the feed is at stream seq %d, %d stored before", self.position, target)
-            return False
-        return True
+            return None
+        return 0 if last is None else last.stream_seq
 
     async def stop(self) -> None:
         """Stop following (the ephemeral consumer goes away with its subscription's interest)."""
