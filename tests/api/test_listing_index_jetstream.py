@@ -340,3 +340,26 @@ def test_the_persisted_index_holds_no_labels(replicas: Replicas):
     for stub in stub_of(a):
         labelled = stub.ListRuns(pb.ListRunsRequest(labels={"secret": "kept"}), timeout=30).runs
         assert [s.run_id for s in labelled] == ["idx-kept"]
+
+
+def test_replicas_stopping_together_leave_one_whole_snapshot(replicas: Replicas):
+    """Both write the snapshot as they stop; the head's compare-and-set lets one win and the other write again
+    into the slot the winner left, so the next start loads a whole snapshot (never a mix of the two)."""
+    a = replicas.start("a")
+    bee = replicas.start("b")
+    for stub in stub_of(a):
+        populate(stub)
+    for stub in stub_of(bee):
+        append(stub, "idx-03", b.terminal(2))
+        pages(stub)
+    stoppers = [threading.Thread(target=replicas.stop, args=(server,)) for server in (a, bee)]
+    for stopper in stoppers:
+        stopper.start()
+    for stopper in stoppers:
+        stopper.join()
+    assert replicas.running == []
+    a = replicas.start("a")
+    for stub in stub_of(a):
+        listed = pages(stub)
+    assert LOADED in a.log(), a.log()
+    assert listed == replicas.reference()

@@ -83,6 +83,7 @@ BARRIER_TIMEOUT_SECONDS = 5.0
 REPLAY_TIMEOUT_SECONDS = 300.0
 """How long the start's replay of the news since the snapshot may take before the index is rebuilt instead."""
 CAS_ATTEMPTS = 3
+"""Snapshot writes a replica tries before it gives up (each lost compare-and-set means another replica won)."""
 
 T = TypeVar("T")
 
