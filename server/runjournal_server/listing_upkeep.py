@@ -352,8 +352,11 @@ class ListingUpkeep:
             next_refresh = loop.time() + DIRTY_REFRESH_SECONDS
             labels_from: SortKey | None = LABELS_START  # where the background fill of labels goes on
             while True:
+                # asyncio.timeout, not wait_for: on Python 3.11 wait_for drops a cancel that comes in the
+                # turn the news arrives, and the stop then waited for this loop forever.
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._news.wait(), max(0.0, next_refresh - loop.time()))
+                    async with asyncio.timeout(max(0.0, next_refresh - loop.time())):
+                        await self._news.wait()
                 self._news.clear()
                 await asyncio.sleep(PLACE_DELAY_SECONDS)  # batch the news of a burst of writes
                 await self.place_pending()

@@ -153,7 +153,8 @@ async def _stale_news(channel: RunChannel) -> None:
     """The news named a record the read did not find: wait for more news, or a moment, then read again."""
     log.debug("run %s: told of seq %d before the store showed it; reading again", channel.run_id, channel.last_seq)
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(channel.wait_past(channel.last_seq), STALE_NEWS_RETRY_SECONDS)
+        async with asyncio.timeout(STALE_NEWS_RETRY_SECONDS):  # not wait_for: it may drop a cancel (3.11)
+            await channel.wait_past(channel.last_seq)
 
 
 class _Records:

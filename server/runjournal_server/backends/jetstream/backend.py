@@ -174,7 +174,8 @@ class JetStreamBackend(Backend):
 
     async def wait_until_connected(self, timeout_seconds: float) -> None:
         """Wait for the connection to NATS (e.g. after an outage); raises TimeoutError."""
-        await asyncio.wait_for(self._connected.wait(), timeout_seconds)
+        async with asyncio.timeout(timeout_seconds):  # not wait_for: on 3.11 it may drop the caller's cancel
+            await self._connected.wait()
 
     # ------------------------------------------------------------ starting
 
@@ -183,7 +184,8 @@ class JetStreamBackend(Backend):
         self._closing = False
         nc = Client()
         try:
-            await asyncio.wait_for(nc.connect(**self._nats_options()), self._connect_timeout)
+            async with asyncio.timeout(self._connect_timeout):
+                await nc.connect(**self._nats_options())
         except Exception as err:  # nats-py raises OSError, its own errors, or times out
             self._closing = True
             await nc.close()

@@ -106,7 +106,8 @@ async def _pull(api: JetStreamApi, consumer: str, count: int, expected_subject: 
             request = {"batch": batch, "expires": int(api.timeout * _NANOS)}
             await nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{api.stream}.{consumer}", json.dumps(request).encode(), inbox)
             try:
-                await asyncio.wait_for(done.wait(), api.timeout)
+                async with asyncio.timeout(api.timeout):  # not wait_for: on 3.11 it may drop the caller's cancel
+                    await done.wait()
             except TimeoutError:
                 break
             if len(found) < asked + batch:
