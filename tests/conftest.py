@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -37,9 +38,16 @@ def server_factory(tmp_path: Path) -> Iterator[Callable[..., ServerProcess]]:
         return server
 
     yield start
-    for server in started:
+    hung: list[BaseException] = []
+    for server in started:  # every one, even after one hangs: a server left running outlives the test
         if server.process is not None and server.process.poll() is None:
-            server.stop()
+            try:
+                server.stop()
+            except subprocess.TimeoutExpired as err:  # stop killed it; the test still fails, with its log
+                hung.append(err)
+                print(f"server {server.address} did not stop on SIGTERM; its log:\n{server.log()}")
+    if hung:
+        raise hung[0]
 
 
 @pytest.fixture
