@@ -407,45 +407,31 @@ def restart(
     def spread(name: str) -> str:
         return f"{len(trials)} restarts: " + ", ".join(f"{value:.1f}" for value in samples(name))
 
+    def against_without(name: str, key: str, unit: str = "ms") -> Row:
+        """The median of the restarts with the index, against the one without it."""
+        return Row(
+            RESTART_SECTION,
+            name,
+            median(samples(key)),
+            unit,
+            "without the index",
+            without[key],
+            LOWER,
+            note=spread(key),
+        )
+
     rows = [
         figure_target(
-            Row(
-                RESTART_SECTION,
-                f"first ListRuns page after a restart ({scale}), listing index",
-                median(samples("first_ms")),
-                "ms",
-                "without the index",
-                without["first_ms"],
-                LOWER,
-                note=spread("first_ms"),
-            ),
+            against_without(f"first ListRuns page after a restart ({scale}), listing index", "first_ms"),
             "<",
             FIRST_PAGE_TARGET_MS,
         ),
         figure_target(
-            Row(
-                RESTART_SECTION,
-                f"inbox (waiting_for_person) after a restart ({scale}), listing index",
-                median(samples("inbox_ms")),
-                "ms",
-                "without the index",
-                without["inbox_ms"],
-                LOWER,
-                note=spread("inbox_ms"),
-            ),
+            against_without(f"inbox (waiting_for_person) after a restart ({scale}), listing index", "inbox_ms"),
             "<",
             INBOX_TARGET_MS,
         ),
-        Row(
-            RESTART_SECTION,
-            f"status filter (COMPLETED) after a restart ({scale}), listing index",
-            median(samples("completed_ms")),
-            "ms",
-            "without the index",
-            without["completed_ms"],
-            LOWER,
-            note=spread("completed_ms"),
-        ),
+        against_without(f"status filter (COMPLETED) after a restart ({scale}), listing index", "completed_ms"),
         figure_target(
             Row(
                 RESTART_SECTION,
@@ -460,16 +446,7 @@ def restart(
             "<",
             STALL_TARGET_MS,
         ),
-        Row(
-            RESTART_SECTION,
-            f"server start to serving ({scale}), listing index loaded and checked",
-            median(samples("start_s")),
-            "s",
-            "without the index",
-            without["start_s"],
-            LOWER,
-            note=spread("start_s"),
-        ),
+        against_without(f"server start to serving ({scale}), listing index loaded and checked", "start_s", "s"),
     ]
     return rows
 
@@ -482,27 +459,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="runjournal-list-restart-") as scratch:
         ctx = Context(FULL, Path(scratch))
-        if args.backend == "jetstream":
-            rows = _jetstream_main(ctx, args.runs)
-            print(table(rows))
-            for row in rows:
-                if row.note:
-                    print(f"- {row.name}: {row.note}")
-            return 0
-        data_dir = args.data
-        if data_dir is not None and not any(data_dir.glob("*.jsonl")):
-            data_dir.mkdir(parents=True, exist_ok=True)
-            build_restart_data(data_dir, args.runs)
-        elif data_dir is not None and not (data_dir / ".listing-index" / "snapshot").exists():
-            began = time.perf_counter()
-            asyncio.run(_build_index(data_dir))  # a data set kept from before: only its index is missing
-            ctx.log(f"list restart: built the index in {time.perf_counter() - began:.1f} s")
-        rows = restart(ctx, args.runs, data_dir)
+        rows = _jetstream_main(ctx, args.runs) if args.backend == "jetstream" else _file_main(ctx, args.runs, args.data)
     print(table(rows))
     for row in rows:
         if row.note:
             print(f"- {row.name}: {row.note}")
     return 0
+
+
+def _file_main(ctx: Context, runs: int, data_dir: Path | None) -> list[Row]:
+    """Row 15 on the data set in ``data_dir`` (written first when it has none, its index built when missing)."""
+    if data_dir is not None and not any(data_dir.glob("*.jsonl")):
+        data_dir.mkdir(parents=True, exist_ok=True)
+        build_restart_data(data_dir, runs)
+    elif data_dir is not None and not (data_dir / ".listing-index" / "snapshot").exists():
+        began = time.perf_counter()
+        asyncio.run(_build_index(data_dir))  # a data set kept from before: only its index is missing
+        ctx.log(f"list restart: built the index in {time.perf_counter() - began:.1f} s")
+    return restart(ctx, runs, data_dir)
 
 
 def _jetstream_main(ctx: Context, runs: int) -> list[Row]:

@@ -419,7 +419,7 @@ class JetStreamBackend(Backend):
 
     async def _erase_deleted(self, run_id: str, *, wait: bool) -> bool:
         if wait:
-            await self._erasures.wait(run_id)
+            await self._erase(run_id)
             return True
         self._erasures.begin(run_id)  # a synced write per message: minutes for a long run (erasing.py)
         return False
