@@ -62,10 +62,6 @@ class Erasures:
         """Erase the run, or wait for its erasure in flight; raises what made it fail."""
         await asyncio.shield(self.begin(run_id))
 
-    @property
-    def in_flight(self) -> int:
-        return len(self._tasks)
-
     async def close(self) -> None:
         """Cancel every erasure in flight and wait until each has stopped."""
         self._closed = True
