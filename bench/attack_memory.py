@@ -40,7 +40,7 @@ from bench.harness import LOWER, QUICK, Context, Row, figure_target, table
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc
 from runjournal.v1 import records_pb2 as rpb
-from runjournal_server.auth import token_sha256
+from runjournal_server.api.auth import token_sha256
 
 SECTION = 9
 MIB = 1024 * 1024

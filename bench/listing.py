@@ -218,15 +218,18 @@ def build_restart_data(data_dir: Path, runs: int) -> None:
 async def _build_index(data_dir: Path) -> None:
     from runjournal_server.backends.file import FileBackend
     from runjournal_server.core import records
-    from runjournal_server.runs import Runs
+    from runjournal_server.listing.pages import RunListing
+    from runjournal_server.runs.runs import Runs
 
     backend = FileBackend(data_dir)
     await backend.start()
     runs = Runs(backend, max_record_bytes=records.DEFAULT_MAX_RECORD_BYTES, max_open_journals=64)
+    listing = RunListing.of(runs)
     try:
-        await runs.start()
-        await runs._listing.upkeep.wait_repaired()
+        await listing.start()
+        await listing.upkeep.wait_repaired()
     finally:
+        await listing.close()
         await runs.close()
         await backend.close()
 
@@ -315,16 +318,19 @@ async def _publish_runs(target: JetStreamTarget, runs: int) -> None:
 async def _build_jetstream_index(target: JetStreamTarget) -> None:
     from runjournal_server.backends.jetstream import JetStreamBackend
     from runjournal_server.core import records
-    from runjournal_server.runs import Runs
+    from runjournal_server.listing.pages import RunListing
+    from runjournal_server.runs.runs import Runs
 
     backend = JetStreamBackend([target.url], stream=target.stream, subject_prefix=target.prefix)
     await backend.start()
     runs = Runs(backend, max_record_bytes=records.DEFAULT_MAX_RECORD_BYTES, max_open_journals=64)
+    listing = RunListing.of(runs)
     try:
-        await runs.start()
+        await listing.start()
         await backend.follow(runs.events.stored, runs.events.deleted)
-        await runs._listing.upkeep.wait_repaired()
+        await listing.upkeep.wait_repaired()
     finally:
+        await listing.close()
         await runs.close()
         await backend.close()
 

@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # run as a script: make tests.servers and tests.nats_server importable
     sys.path.insert(0, str(REPO))
 
-from runjournal_server.auth import token_sha256  # noqa: E402
+from runjournal_server.api.auth import token_sha256  # noqa: E402
 from tests.nats_server import BINARY_ENV, NatsServer, find_binary  # noqa: E402
 from tests.servers import ServerProcess  # noqa: E402
 

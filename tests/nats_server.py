@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 # The binary lookup is the server's own (``runjournal dev-nats`` uses it too); re-exported for the fixtures.
-from runjournal_server.devnats import BINARY_ENV, find_nats_server_binary
+from runjournal_server.tools.devnats import BINARY_ENV, find_nats_server_binary
 
 __all__ = ["BINARY_ENV", "AckDroppingProxy", "NatsServer", "NatsServerError", "find_binary"]
 

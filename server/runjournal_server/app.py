@@ -18,18 +18,20 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from runjournal.v1 import journal_service_pb2, task_service_pb2
-from runjournal_server.auth import TokenFileError, TokenTable
+from runjournal_server.api.auth import TokenFileError, TokenTable
+from runjournal_server.api.servicers import JournalServicer, TaskServicer, add_to_server
 from runjournal_server.backends import BackendStartError, make_backend
+from runjournal_server.backends.base import MAX_TASK_DOCUMENT_BYTES
 from runjournal_server.config import Config
-from runjournal_server.errors import JournalError
-from runjournal_server.observing import NO_OBSERVER
-from runjournal_server.runs import Runs
-from runjournal_server.service import JournalServicer, TaskServicer, add_to_server
-from runjournal_server.tasks import MAX_TASK_DOCUMENT_BYTES, Tasks
+from runjournal_server.core.errors import JournalError
+from runjournal_server.listing.pages import RunListing
+from runjournal_server.observability.observer import NO_OBSERVER
+from runjournal_server.runs.runs import Runs
+from runjournal_server.tasks import Tasks
 
 if TYPE_CHECKING:
-    from runjournal_server.metrics import Metrics, MetricsEndpoint
-    from runjournal_server.tracing import Tracing
+    from runjournal_server.observability.metrics import Metrics, MetricsEndpoint
+    from runjournal_server.observability.tracing import Tracing
 
 log = logging.getLogger("runjournal")
 
@@ -103,7 +105,7 @@ def open_journal_bound(config: Config, fd_limit: int) -> int:
     """How many journals may stay open: the configured bound, lowered to what the fd limit fits.
 
     The file backend holds two descriptors per open journal; beyond the
-    bound the least recently used idle journals are closed (``handles.py``).
+    bound the least recently used idle journals are closed (``runs/handles.py``).
     Room is kept for connections, the I/O threads' short-lived reads and the
     process itself, so the 500th open run does not fail with EMFILE. The
     JetStream backend holds no descriptor per run.
@@ -172,7 +174,7 @@ def _add_port(server: grpc.aio.Server, config: Config) -> int:
 
 def _metrics() -> Metrics:
     """Imported only when metrics are served: prometheus_client and its HTTP server are about 35 ms of a start."""
-    from runjournal_server.metrics import Metrics
+    from runjournal_server.observability.metrics import Metrics
 
     return Metrics()
 
@@ -180,7 +182,7 @@ def _metrics() -> Metrics:
 def _start_metrics(metrics: Metrics | None, config: Config) -> MetricsEndpoint | None:
     if metrics is None:
         return None
-    from runjournal_server.metrics import MetricsEndpoint
+    from runjournal_server.observability.metrics import MetricsEndpoint
 
     try:
         return MetricsEndpoint(metrics, config.metrics_listen)
@@ -189,11 +191,11 @@ def _start_metrics(metrics: Metrics | None, config: Config) -> MetricsEndpoint |
 
 
 def _start_tracing(config: Config) -> Tracing | None:
-    """The server's span exporter when tracing is on; only then is OpenTelemetry imported (see tracing.py)."""
+    """The span exporter when tracing is on; only then is OpenTelemetry imported (observability/tracing.py)."""
     if not config.tracing:
         return None
     try:
-        from runjournal_server.tracing import Tracing, TracingConfigError
+        from runjournal_server.observability.tracing import Tracing, TracingConfigError
     except ModuleNotFoundError as err:
         raise ServerStartError(f"tracing needs pip install 'runjournal[otel]' (missing module {err.name!r})") from err
     try:
@@ -204,13 +206,15 @@ def _start_tracing(config: Config) -> Tracing | None:
     return tracing
 
 
-def _start_retention(runs: Runs, config: Config) -> asyncio.Task[None] | None:
+def _start_retention(runs: Runs, listing: RunListing, config: Config) -> asyncio.Task[None] | None:
     """The background retention passes (``retention.py``) when ``retention`` is set."""
     if not config.retention:
         return None
     from runjournal_server.retention import Retention
 
-    retention = Retention(runs, older_than_seconds=config.retention, max_deletions=config.retention_max_deletions)
+    retention = Retention(
+        runs, listing, older_than_seconds=config.retention, max_deletions=config.retention_max_deletions
+    )
     log.info(
         "retention: deleting runs stopped more than %gs ago, at most %d every %gs",
         config.retention,
@@ -256,7 +260,9 @@ async def serve(
         max_response_bytes=config.max_message_bytes,  # the send limit: a Claim never writes an answer it cannot send
         observer=metrics or NO_OBSERVER,
     )
-    await runs.start(listing_index=not config.list_without_index)
+    listing = RunListing.of(runs)  # told of every write and deletion as it is announced
+    if not config.list_without_index:
+        await listing.start()  # loads the listing index before the server serves; its repair runs on
     # What start built lives as long as the server (the listing index: 100,000 entries at 100,000 runs):
     # out of the cyclic collector, whose full pass over it alone takes 80 ms, a stall of every call.
     gc.freeze()
@@ -279,7 +285,7 @@ async def serve(
         ]
         or None,
     )
-    add_to_server(JournalServicer(runs, tokens, metrics or NO_OBSERVER), JOURNAL_SERVICE, server)
+    add_to_server(JournalServicer(runs, listing, tokens, metrics or NO_OBSERVER), JOURNAL_SERVICE, server)
     add_to_server(TaskServicer(Tasks(backend.task_store()), tokens), TASK_SERVICE, server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -318,7 +324,7 @@ async def serve(
         log.info("serving Prometheus metrics on http://%s/metrics", endpoint.address)
         if on_metrics_ready is not None:
             on_metrics_ready(endpoint.address)
-    retention = _start_retention(runs, config)
+    retention = _start_retention(runs, listing, config)
     try:
         await stop.wait()
     finally:
@@ -330,6 +336,7 @@ async def serve(
         await health_servicer.enter_graceful_shutdown()
         runs.events.close()  # watch streams never end by themselves: end them now, to be resumed elsewhere
         await server.stop(config.shutdown_grace_seconds)
+        await listing.close()
         await runs.close()
         await backend.close()
         if endpoint is not None:

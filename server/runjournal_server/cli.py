@@ -2,8 +2,8 @@
 
 ``runjournal serve`` runs the server (file backend in ./runjournal-data on
 127.0.0.1:50051 with no flags). ``migrate`` copies runs and tasks between
-stores (``migrate.py``), and ``dev-nats`` runs a local nats-server for the
-JetStream backend (``devnats.py``). The ``runjournal`` command itself is
+stores (``tools/migrate.py``), and ``dev-nats`` runs a local nats-server for the
+JetStream backend (``tools/devnats.py``). The ``runjournal`` command itself is
 ``runjournal.cli`` in the client package, which hands these three over to
 ``main`` here; the commands for people live there and need no server extra.
 """
@@ -49,7 +49,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
             else:
                 commands.add_parser(name)  # named in the usage line of an error, as when all are there
         return parser
-    from runjournal.cli import SERVER_COMMANDS
+    from runjournal.server_commands import SERVER_COMMANDS
 
     for name in COMMANDS:
         _add_command(commands, name, SERVER_COMMANDS[name])
@@ -62,7 +62,7 @@ def _add_command(commands: argparse._SubParsersAction, name: str, help_line: str
         config_module.add_arguments(serve)
         serve.set_defaults(handler=_serve)
     elif name == "migrate":
-        from runjournal_server import migrate
+        from runjournal_server.tools import migrate
 
         migrating = commands.add_parser(
             "migrate",
@@ -73,7 +73,7 @@ def _add_command(commands: argparse._SubParsersAction, name: str, help_line: str
         migrate.add_arguments(migrating)
         migrating.set_defaults(handler=migrate.main)
     else:
-        from runjournal_server import devnats
+        from runjournal_server.tools import devnats
 
         dev_nats = commands.add_parser("dev-nats", help=help_line)
         devnats.add_arguments(dev_nats)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from runjournal_server.core.records import DEFAULT_MAX_RECORD_BYTES
+from runjournal_server.runs.handles import DEFAULT_MAX_WARM_BYTES
 
 ENV_PREFIX = "RUNJOURNAL_"
 CONFIG_FILE_ENV = "RUNJOURNAL_CONFIG"
@@ -27,8 +28,6 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 DEFAULT_MAX_BATCH_BYTES = 4 * 1024 * 1024
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_CONCURRENT_RPCS = 128
-DEFAULT_MAX_WARM_BYTES = 256 * 1024 * 1024
-"""Warm states beyond this many stored bytes in all are closed, least recently used first (see handles.py)."""
 
 
 class ConfigError(ValueError):
@@ -239,7 +238,7 @@ class Config:
     metrics_listen: str = ""
     """Empty: no metrics endpoint."""
     tracing: bool = False
-    """Off: OpenTelemetry is never imported (see tracing.py)."""
+    """Off: OpenTelemetry is never imported (see observability/tracing.py)."""
     max_record_bytes: int | None = None
     """None: the backend's default (see ``record_limit``); set, a limit the backend must carry or refuse to start."""
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES
@@ -252,7 +251,7 @@ class Config:
     retention_interval_seconds: float = 60.0
     retention_max_deletions: int = 100
     list_without_index: bool = False
-    """True: no listing index (listing_upkeep.py); every ListRuns reads every run."""
+    """True: no listing index (listing/upkeep.py); every ListRuns reads every run."""
     io_threads: int = 32
     shutdown_grace_seconds: float = 10.0
     log_level: str = "INFO"

@@ -18,9 +18,11 @@ import logging
 import time
 from collections.abc import Callable
 
-from runjournal_server.errors import JournalError, LastSeqMismatchError, RunDeletedError, RunNotFoundError
-from runjournal_server.listing import MAX_PAGE_SIZE, RunFilter
-from runjournal_server.runs import Runs
+from runjournal_server.core.errors import JournalError, LastSeqMismatchError, RunDeletedError, RunNotFoundError
+from runjournal_server.core.page_token import MAX_PAGE_SIZE
+from runjournal_server.listing.filter import RunFilter
+from runjournal_server.listing.pages import RunListing
+from runjournal_server.runs.runs import Runs
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +33,7 @@ class Retention:
     def __init__(
         self,
         runs: Runs,
+        listing: RunListing,
         *,
         older_than_seconds: float,
         max_deletions: int,
@@ -39,6 +42,7 @@ class Retention:
         if older_than_seconds <= 0 or max_deletions <= 0:
             raise ValueError("retention needs a positive duration and a positive number of deletions per pass")
         self._runs = runs
+        self._listing = listing
         self._older_than = older_than_seconds
         self._max_deletions = max_deletions
         self._now = now
@@ -46,7 +50,7 @@ class Retention:
     async def tick(self) -> list[str]:
         """One pass: the runs it deleted."""
         where = RunFilter(stopped_before=self._now() - self._older_than)
-        page, _ = await self._runs.list_runs(
+        page, _ = await self._listing.page(
             page_size=min(self._max_deletions, MAX_PAGE_SIZE), page_token="", where=where
         )
         deleted: list[str] = []

@@ -27,19 +27,24 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from runjournal.v1 import task_service_pb2 as tpb
-from runjournal_server.backends.base import TaskStore
-from runjournal_server.core.ids import validate_run_id
-from runjournal_server.core.schema import json_text_problem, label_problems
-from runjournal_server.errors import (
+from runjournal_server.backends.base import MAX_TASK_DOCUMENT_BYTES, TaskStore
+from runjournal_server.core.errors import (
     AlreadyCompletedError,
     InvalidArgumentError,
     TaskConflictError,
     TaskDeletedError,
     TaskNotFoundError,
 )
-from runjournal_server.listing import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, SortKey, decode_page_token, encode_page_token
+from runjournal_server.core.ids import validate_run_id
+from runjournal_server.core.page_token import (
+    DEFAULT_PAGE_SIZE,
+    MAX_PAGE_SIZE,
+    SortKey,
+    decode_page_token,
+    encode_page_token,
+)
+from runjournal_server.core.schema import json_text_problem, label_problems
 
-MAX_TASK_DOCUMENT_BYTES = 1 << 20
 MAX_FAILURE_CODE_CHARS = 128
 
 

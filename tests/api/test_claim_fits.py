@@ -24,9 +24,7 @@ TURN_CHARS = 40 * 1024  # 8 turns of 40 KiB: a conversation over twice the large
 
 @pytest.fixture
 def small_server(server_factory):
-    return server_factory(
-        None, "--max-record-bytes", str(RECORD_LIMIT), "--max-message-bytes", str(MESSAGE_LIMIT)
-    )
+    return server_factory(None, "--max-record-bytes", str(RECORD_LIMIT), "--max-message-bytes", str(MESSAGE_LIMIT))
 
 
 def long_run(stub) -> str:

@@ -21,7 +21,7 @@ import pytest
 
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc, records_pb2
-from runjournal_server.auth import token_sha256
+from runjournal_server.api.auth import token_sha256
 from tests.api.rpc import error_info, new_run_id
 from tests.servers import ServerProcess
 from tests.support import builders as b

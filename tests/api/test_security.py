@@ -8,7 +8,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc
-from runjournal_server.auth import token_sha256
+from runjournal_server.api.auth import token_sha256
 from tests.api.rpc import reason
 from tests.certs import make_pki
 from tests.support import builders as b

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc as pb_grpc
-from runjournal_server.auth import token_sha256
+from runjournal_server.api.auth import token_sha256
 from tests.api.conftest import BACKENDS
 from tests.api.rpc import error_info, new_run_id, reason
 from tests.api.test_metrics import METRICS_PREFIX, scrape, value

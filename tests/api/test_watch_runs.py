@@ -17,7 +17,7 @@ import pytest
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc as pb_grpc
 from runjournal.v1 import records_pb2, state_pb2
-from runjournal_server.auth import token_sha256
+from runjournal_server.api.auth import token_sha256
 from tests.api.rpc import new_run_id, reason
 from tests.conftest import new_stream_target
 from tests.servers import ServerProcess

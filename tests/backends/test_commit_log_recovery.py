@@ -9,8 +9,8 @@ import pytest
 
 from runjournal_server.backends.file import FileBackend
 from runjournal_server.backends.file.commit_log import LOG_DIR, CommitLog, Entry, meta_digest
+from runjournal_server.core.errors import StorageUnavailableError
 from runjournal_server.core.records import StoredRecord, encode
-from runjournal_server.errors import StorageUnavailableError
 from tests.support import builders as b
 
 RUN = "logged"

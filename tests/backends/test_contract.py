@@ -24,9 +24,7 @@ from runjournal.v1.records_pb2 import JournalRecord
 from runjournal_server.backends.base import Backend, Journal
 from runjournal_server.backends.file import FileBackend
 from runjournal_server.backends.jetstream import JetStreamBackend
-from runjournal_server.core.records import StoredRecord, encode
-from runjournal_server.core.summary import is_inert
-from runjournal_server.errors import (
+from runjournal_server.core.errors import (
     CorruptJournalError,
     InvalidArgumentError,
     RunExistsError,
@@ -34,6 +32,8 @@ from runjournal_server.errors import (
     RunNotFoundError,
     StorageUnavailableError,
 )
+from runjournal_server.core.records import StoredRecord, encode
+from runjournal_server.core.summary import is_inert
 from tests.support import builders as b
 
 RUN = "run-1"

@@ -13,9 +13,9 @@ import pytest
 
 from runjournal_server.backends.base import Backend, Tombstone
 from runjournal_server.backends.jetstream import JetStreamBackend
+from runjournal_server.core.errors import LastSeqMismatchError, RunDeletedError, RunExistsError, RunNotFoundError
 from runjournal_server.core.records import StoredRecord, encode
 from runjournal_server.core.summary import is_inert
-from runjournal_server.errors import LastSeqMismatchError, RunDeletedError, RunExistsError, RunNotFoundError
 from tests.conftest import StreamTarget
 from tests.nats_server import NatsServer
 from tests.support import builders as b

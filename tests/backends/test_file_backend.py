@@ -35,8 +35,7 @@ from runjournal.v1.records_pb2 import (
     TextBlock,
 )
 from runjournal_server.backends.file import CHUNK_BYTES, FileBackend, FileJournal
-from runjournal_server.core.records import StoredRecord, encode
-from runjournal_server.errors import (
+from runjournal_server.core.errors import (
     CorruptJournalError,
     InvalidArgumentError,
     RunExistsError,
@@ -45,6 +44,7 @@ from runjournal_server.errors import (
     StorageFullError,
     StorageUnavailableError,
 )
+from runjournal_server.core.records import StoredRecord, encode
 from tests.file_backend_os import patch_os
 
 RUN = "r1"
@@ -353,7 +353,7 @@ from pathlib import Path
 from google.protobuf.timestamp_pb2 import Timestamp
 from runjournal.v1.records_pb2 import ContentBlock, Fingerprint, JournalRecord, Meta, TextBlock
 from runjournal_server.backends.file import FileBackend
-from runjournal_server.errors import RunExistsError, RunLockedError
+from runjournal_server.core.errors import RunExistsError, RunLockedError
 from runjournal_server.core.records import encode
 
 async def main() -> None:
@@ -626,7 +626,7 @@ FSIZE_CHILD = """
 import asyncio, json, os, resource, sys
 from pathlib import Path
 from runjournal_server.backends.file import FileBackend
-from runjournal_server.errors import StorageFullError
+from runjournal_server.core.errors import StorageFullError
 from runjournal_server.core.records import decode
 
 async def main() -> None:

@@ -21,13 +21,13 @@ from typing import Any
 import pytest
 
 from runjournal_server.backends.file import FileBackend
-from runjournal_server.core.records import StoredRecord
-from runjournal_server.errors import (
+from runjournal_server.core.errors import (
     CorruptJournalError,
     RunNotFoundError,
     StorageFullError,
     StorageUnavailableError,
 )
+from runjournal_server.core.records import StoredRecord
 from tests.backends.test_file_backend import (
     RUN,
     assistant,

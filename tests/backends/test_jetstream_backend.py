@@ -29,15 +29,15 @@ from runjournal_server.backends.jetstream.config import (
     stream_problems,
     subject_covers,
 )
-from runjournal_server.core.records import StoredRecord, encode
-from runjournal_server.core.summary import is_inert
-from runjournal_server.errors import (
+from runjournal_server.core.errors import (
     CorruptJournalError,
     RunExistsError,
     RunNotFoundError,
     StorageFullError,
     StorageUnavailableError,
 )
+from runjournal_server.core.records import StoredRecord, encode
+from runjournal_server.core.summary import is_inert
 from tests.backends.conftest import StreamTarget, delete_stream
 from tests.nats_server import AckDroppingProxy, NatsServer
 from tests.support import builders as b

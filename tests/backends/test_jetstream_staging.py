@@ -14,8 +14,8 @@ import pytest
 
 from runjournal_server.backends.jetstream import JetStreamBackend
 from runjournal_server.backends.jetstream.config import MAX_ATOMIC_BATCH
+from runjournal_server.core.errors import RunExistsError, RunNotFoundError
 from runjournal_server.core.records import StoredRecord, encode
-from runjournal_server.errors import RunExistsError, RunNotFoundError
 from tests.backends.conftest import StreamTarget
 from tests.nats_server import AckDroppingProxy, NatsServer
 from tests.support import builders as b

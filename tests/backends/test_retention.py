@@ -14,10 +14,11 @@ import pytest
 
 from runjournal_server.backends.base import Backend
 from runjournal_server.core import records
-from runjournal_server.errors import RunDeletedError
-from runjournal_server.listing import RunFilter
+from runjournal_server.core.errors import RunDeletedError
+from runjournal_server.listing.filter import RunFilter
+from runjournal_server.listing.pages import RunListing
 from runjournal_server.retention import Retention
-from runjournal_server.runs import Runs
+from runjournal_server.runs.runs import Runs
 from tests.support import builders as b
 
 RETENTION_SECONDS = 30 * 86400.0
@@ -28,21 +29,20 @@ def backend(request: pytest.FixtureRequest) -> Backend:
     return request.getfixturevalue(f"{request.param}_backend")  # type: ignore[no-any-return]
 
 
-async def _runs(backend: Backend) -> Runs:
+async def _runs(backend: Backend) -> tuple[Runs, RunListing]:
     runs = Runs(backend, max_record_bytes=records.DEFAULT_MAX_RECORD_BYTES, max_open_journals=64)
-    start = getattr(runs, "start", None)
-    if start is not None:
-        await start()
-    return runs
+    listing = RunListing.of(runs)
+    await listing.start()
+    return runs, listing
 
 
 async def _stopped(runs: Runs, run_id: str) -> None:
     await runs.append(run_id, 0, [b.meta(run_id=run_id), b.assistant(2, 1), b.terminal(3)])
 
 
-async def _updated_at(runs: Runs, run_id: str) -> float:
+async def _updated_at(listing: RunListing, run_id: str) -> float:
     (summary,) = [
-        s for s in (await runs.list_runs(page_size=1000, page_token="", where=RunFilter()))[0] if s.run_id == run_id
+        s for s in (await listing.page(page_size=1000, page_token="", where=RunFilter()))[0] if s.run_id == run_id
     ]
     return summary.updated_at.ToNanoseconds() / 1e9
 
@@ -57,7 +57,7 @@ async def _age(backend: Backend, run_id: str) -> None:
 
 
 async def test_retention_deletes_only_stopped_runs_older_than_the_duration(backend: Backend) -> None:
-    runs = await _runs(backend)
+    runs, listing = await _runs(backend)
     try:
         for run_id in ("old-1", "old-2"):
             await _stopped(runs, run_id)
@@ -65,9 +65,13 @@ async def test_retention_deletes_only_stopped_runs_older_than_the_duration(backe
         await runs.append("old-open", 0, [b.meta(run_id="old-open"), b.assistant(2, 1, ["c1"])])
         await _age(backend, "old-open")
         await _stopped(runs, "young")
-        cutoff = await _updated_at(runs, "young")  # strictly after the old runs' last records
+        cutoff = await _updated_at(listing, "young")  # strictly after the old runs' last records
         retention = Retention(
-            runs, older_than_seconds=RETENTION_SECONDS, max_deletions=10, now=lambda: cutoff + RETENTION_SECONDS
+            runs,
+            listing,
+            older_than_seconds=RETENTION_SECONDS,
+            max_deletions=10,
+            now=lambda: cutoff + RETENTION_SECONDS,
         )
         assert sorted(await retention.tick()) == ["old-1", "old-2"]
         for run_id in ("old-1", "old-2"):
@@ -77,23 +81,25 @@ async def test_retention_deletes_only_stopped_runs_older_than_the_duration(backe
         assert (await runs.fold("young")).last_seq == 3  # stopped, but not before the cutoff
         assert await retention.tick() == []
     finally:
+        await listing.close()
         await runs.close()
 
 
 async def test_retention_deletes_at_most_its_bound_per_pass(backend: Backend) -> None:
-    runs = await _runs(backend)
+    runs, listing = await _runs(backend)
     try:
         for index in range(5):
             await _stopped(runs, f"batch-{index}")
-        retention = Retention(runs, older_than_seconds=RETENTION_SECONDS, max_deletions=2, now=lambda: 2e10)
+        retention = Retention(runs, listing, older_than_seconds=RETENTION_SECONDS, max_deletions=2, now=lambda: 2e10)
         passes = [len(await retention.tick()) for _ in range(4)]
         assert passes == [2, 2, 1, 0]
     finally:
+        await listing.close()
         await runs.close()
 
 
 async def test_retention_skips_a_run_that_moved_after_it_was_listed(backend: Backend) -> None:
-    runs = await _runs(backend)
+    runs, listing = await _runs(backend)
     try:
         await _stopped(runs, "moving")
         original = runs.delete
@@ -103,8 +109,9 @@ async def test_retention_skips_a_run_that_moved_after_it_was_listed(backend: Bac
             return await original(run_id, expected_last_seq)
 
         runs.delete = delete_after_a_follow_up  # type: ignore[method-assign]
-        retention = Retention(runs, older_than_seconds=RETENTION_SECONDS, max_deletions=10, now=lambda: 2e10)
+        retention = Retention(runs, listing, older_than_seconds=RETENTION_SECONDS, max_deletions=10, now=lambda: 2e10)
         assert await retention.tick() == []
         assert (await runs.fold("moving")).last_seq == 4
     finally:
+        await listing.close()
         await runs.close()

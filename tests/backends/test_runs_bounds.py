@@ -9,10 +9,11 @@ import pytest
 from runjournal.v1 import state_pb2
 from runjournal_server.backends.file import FileBackend
 from runjournal_server.core import records
-from runjournal_server.errors import CorruptJournalError
-from runjournal_server.listing import RunFilter
-from runjournal_server.past_states import PastStates
-from runjournal_server.runs import Runs
+from runjournal_server.core.errors import CorruptJournalError
+from runjournal_server.listing.filter import RunFilter
+from runjournal_server.listing.pages import RunListing
+from runjournal_server.runs.past_states import PastStates
+from runjournal_server.runs.runs import Runs
 from tests.support import builders as b
 
 NOTE_CHARS = 20_000
@@ -110,11 +111,12 @@ async def test_a_clean_past_fold_of_a_damaged_run_leaves_it_listed_as_corrupt(tm
     backend = FileBackend(tmp_path)
     await backend.start()
     runs = Runs(backend, max_record_bytes=records.DEFAULT_MAX_RECORD_BYTES, max_open_journals=8)
+    listing = RunListing.of(runs)
     try:
         with pytest.raises(CorruptJournalError):
             await runs.fold("r")
         assert (await runs.fold("r", 10)).last_seq == 10
-        listed, _ = await runs.list_runs(page_size=10, page_token="", where=RunFilter())
+        listed, _ = await listing.page(page_size=10, page_token="", where=RunFilter())
         assert [summary.status for summary in listed] == [state_pb2.RUN_STATUS_CORRUPT]
     finally:
         await runs.close()

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from runjournal_server import handles as handles_module
 from runjournal_server.backends.file import FileBackend
 from runjournal_server.core import records
-from runjournal_server.runs import Runs
+from runjournal_server.runs import handles as handles_module
+from runjournal_server.runs.runs import Runs
 from tests.support import builders as b
 
 

@@ -15,16 +15,19 @@ import asyncio
 import pytest
 
 from runjournal_server.backends.file import FileBackend
-from runjournal_server.runs import Runs
+from runjournal_server.listing.pages import RunListing
+from runjournal_server.runs.runs import Runs
 from tests.support import builders as b
 
 
 @pytest.mark.timeout(30)  # a stop takes milliseconds; no wait_for here: it has the very flaw this is about
 async def test_the_listing_upkeep_stops_when_a_write_is_told_to_it_as_it_is_cancelled(file_backend: FileBackend):
     runs = Runs(file_backend, max_record_bytes=1 << 20, max_open_journals=16)
-    await runs.start()
-    await runs._listing.upkeep.wait_repaired()
+    listing = RunListing.of(runs)
+    await listing.start()
+    await listing.upkeep.wait_repaired()
     await asyncio.sleep(0.2)  # the upkeep is now idle, waiting for news
     # The write's news and the stop's cancellation in one turn of the loop: nothing yields in between.
     await runs.append("told-at-stop", 1, [b.meta(run_id="told-at-stop")])
-    await runs.close()  # hangs without the fix: the test's timeout ends it
+    await listing.close()  # hangs without the fix: the test's timeout ends it
+    await runs.close()

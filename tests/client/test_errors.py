@@ -11,8 +11,8 @@ from google.rpc import error_details_pb2
 import runjournal
 from runjournal import errors
 from runjournal.v1 import task_service_pb2 as tpb
-from runjournal_server.errors import Reason
-from runjournal_server.status import STATUS_CODES
+from runjournal_server.api.status import STATUS_CODES
+from runjournal_server.core.errors import Reason
 from tests.client.fake_journal import (
     FakeServer,
     abort_plain,

@@ -33,7 +33,7 @@ import pytest
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc, records_pb2
 from runjournal_server.backends.file import FileBackend
-from runjournal_server.errors import RunNotFoundError
+from runjournal_server.core.errors import RunNotFoundError
 from tests.durability.harness import (
     CALL_TIMEOUT_SECONDS,
     LaunchedServer,

@@ -36,8 +36,8 @@ from hypothesis import strategies as st
 
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc, records_pb2
-from runjournal_server.errors import Reason
-from runjournal_server.status import STATUS_CODES
+from runjournal_server.api.status import STATUS_CODES
+from runjournal_server.core.errors import Reason
 from tests.durability.harness import CALL_TIMEOUT_SECONDS, LaunchedServer, error_info, memory_data_dir, snapshot
 from tests.support import builders as b
 from tests.support import strategies as valid

@@ -19,13 +19,13 @@ import pytest
 
 from runjournal_server.backends.file import FileBackend
 from runjournal_server.backends.file import files as file_files
-from runjournal_server.errors import StorageFullError, StorageUnavailableError
+from runjournal_server.core.errors import StorageFullError, StorageUnavailableError
 
 CHILD = """
 import asyncio, json, os, resource, signal, sys
 from pathlib import Path
 from runjournal_server.backends.file import FileBackend
-from runjournal_server.errors import StorageFullError
+from runjournal_server.core.errors import StorageFullError
 
 async def main() -> None:
     backend = FileBackend(Path(sys.argv[1]))

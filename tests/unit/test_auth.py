@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from runjournal_server.auth import TokenFileError, TokenTable, token_sha256
-from runjournal_server.errors import PermissionDeniedError, UnauthenticatedError
+from runjournal_server.api.auth import TokenFileError, TokenTable, token_sha256
+from runjournal_server.core.errors import PermissionDeniedError, UnauthenticatedError
 
 
 def table(tmp_path, text: str) -> TokenTable:

@@ -13,6 +13,8 @@ CORE_DIR = Path(runjournal_server.core.__file__).parent
 ALLOWED_ROOTS = frozenset(
     {
         "__future__",
+        "base64",
+        "binascii",
         "collections",
         "dataclasses",
         "enum",
@@ -24,11 +26,12 @@ ALLOWED_ROOTS = frozenset(
         "zlib",
         "google.protobuf",
         "runjournal.v1",
+        "runjournal.error_metadata",
         "runjournal_server.core",
-        "runjournal_server.errors",
     }
 )
-"""What a core module may import: pure standard modules, protobuf, the generated messages, the error vocabulary."""
+"""What a core module may import: pure standard modules, protobuf, the generated messages, the client's table of
+error metadata (the one vocabulary the server and every client read)."""
 FORBIDDEN_CALLS = frozenset({"open", "print", "input", "exec", "eval", "__import__"})
 
 

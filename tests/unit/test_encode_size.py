@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runjournal.v1 import records_pb2 as pb
+from runjournal_server.core.errors import RecordTooLargeError
 from runjournal_server.core.records import encode
-from runjournal_server.errors import RecordTooLargeError
 from tests.support import builders as b
 from tests.support import strategies as valid
 

@@ -16,9 +16,9 @@ from grpc_status import rpc_status
 
 from runjournal.error_metadata import ERROR_METADATA, INDEX, metadata_problems, parse_metadata
 from runjournal.v1 import task_service_pb2 as tpb
-from runjournal_server import errors as e
-from runjournal_server.errors import JournalError, Reason
-from runjournal_server.status import to_status
+from runjournal_server.api.status import to_status
+from runjournal_server.core import errors as e
+from runjournal_server.core.errors import JournalError, Reason
 
 # Reason -> the ways the server builds that error (every optional key both present and absent).
 EXAMPLES: dict[Reason, list[Callable[[], JournalError]]] = {
@@ -110,7 +110,7 @@ def test_an_undeclared_key_is_never_sent_and_is_logged_as_a_server_bug(caplog: p
     err = e.RunNotFoundError("r")
     err.annotate(index=1)  # RUN_NOT_FOUND is about the run, never about one record
     assert metadata_problems(err.reason, err.typed_metadata) == ["RUN_NOT_FOUND: undeclared metadata key 'index'"]
-    with caplog.at_level(logging.ERROR, logger="runjournal_server.status"):
+    with caplog.at_level(logging.ERROR, logger="runjournal_server.api.status"):
         assert sent_metadata(err) == {"run_id": "r"}
     assert "undeclared metadata key 'index'" in caplog.text
 
@@ -118,7 +118,7 @@ def test_an_undeclared_key_is_never_sent_and_is_logged_as_a_server_bug(caplog: p
 def test_a_missing_always_present_key_is_logged_as_a_server_bug(caplog: pytest.LogCaptureFixture) -> None:
     err = e.SeqGapError("r", 3, 2)
     del err._metadata["last_seq"]  # as a careless new raise site would build it
-    with caplog.at_level(logging.ERROR, logger="runjournal_server.status"):
+    with caplog.at_level(logging.ERROR, logger="runjournal_server.api.status"):
         assert sent_metadata(err) == {"run_id": "r", "seq": "3"}
     assert "missing metadata 'last_seq'" in caplog.text
 

@@ -20,9 +20,9 @@ from runjournal.v1.records_pb2 import (
     ToolResultBlock,
 )
 from runjournal.v1.state_pb2 import RunState, RunStatus
+from runjournal_server.core.errors import VersionMismatchError
 from runjournal_server.core.fold import Folder, JournalRuleError, fold, fold_stored
 from runjournal_server.core.records import FORMAT_VERSION
-from runjournal_server.errors import VersionMismatchError
 from tests.support import builders as b
 from tests.support.journals import renumbered, stored_journals, valid_journals
 

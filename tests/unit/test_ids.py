@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from runjournal_server.core.errors import InvalidArgumentError
 from runjournal_server.core.ids import MAX_RUN_ID_CHARS, is_valid_run_id, validate_run_id
-from runjournal_server.errors import InvalidArgumentError
 from tests.support.strategies import run_ids
 
 REFUSED = {

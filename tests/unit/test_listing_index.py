@@ -6,8 +6,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runjournal.v1 import state_pb2
-from runjournal_server.listing import RunFilter
-from runjournal_server.listing_index import Entry, ListingIndex, RunState, SortKey
+from runjournal_server.backends.index_store import Entry, RunState
+from runjournal_server.core.page_token import SortKey
+from runjournal_server.listing.filter import RunFilter
+from runjournal_server.listing.index import ListingIndex
 
 IDS = st.sampled_from([f"{p}{n}" for p in ("a-", "ab-", "b-", "c") for n in range(6)])
 OPS = st.lists(
@@ -118,8 +120,9 @@ def test_possible_states_is_a_necessary_condition_of_admits_state(status, waitin
 
 
 def test_the_store_reads_back_its_own_rows_and_never_another_formats(tmp_path):
-    from runjournal_server.listing_index import LABELS_UNKNOWN
-    from runjournal_server.listing_index_store import FileIndexStore, _line
+    from runjournal_server.backends.file.index_store import FileIndexStore
+    from runjournal_server.backends.index_store import LABELS_UNKNOWN
+    from runjournal_server.backends.index_store import checked_line as _line
 
     store = FileIndexStore(tmp_path / "index")
     assert store.open()

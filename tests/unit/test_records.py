@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runjournal.v1 import records_pb2 as pb
+from runjournal_server.core.errors import InvalidRecordError, RecordTooLargeError
 from runjournal_server.core.kinds import kind_of
 from runjournal_server.core.records import (
     DEFAULT_MAX_RECORD_BYTES,
@@ -31,7 +32,6 @@ from runjournal_server.core.records import (
     to_line,
 )
 from runjournal_server.core.schema import MAX_JSON_DEPTH, validate
-from runjournal_server.errors import InvalidRecordError, RecordTooLargeError
 from tests.support.strategies import records
 
 # ---------------------------------------------------------------------------

@@ -6,8 +6,8 @@ import grpc
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from runjournal_server.errors import JournalError, Reason
-from runjournal_server.status import ERROR_DOMAIN, STATUS_CODES, to_status
+from runjournal_server.api.status import ERROR_DOMAIN, STATUS_CODES, to_status
+from runjournal_server.core.errors import JournalError, Reason
 
 
 def every_error_class() -> list[type[JournalError]]:

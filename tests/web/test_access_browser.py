@@ -17,7 +17,7 @@ from selenium.webdriver.support import expected_conditions
 
 from runjournal import JournalClient
 from runjournal.v1 import records_pb2
-from runjournal_server.auth import token_sha256
+from runjournal_server.api.auth import token_sha256
 from tests.servers import ServerProcess
 from tests.web import demo
 from tests.web.conftest import WebServer, sign_in, wait

@@ -28,14 +28,8 @@ from runjournal._cli_support import client_of as _client
 from runjournal._cli_support import label as _label
 from runjournal.errors import RunJournalError
 from runjournal.render import render_inbox, render_state, safe_text
+from runjournal.server_commands import SERVER_COMMANDS
 from runjournal.v1 import state_pb2
-
-SERVER_COMMANDS: dict[str, str] = {
-    "serve": "run the gRPC journal server",
-    "migrate": "copy runs and tasks from one store to another, byte for byte (file, jetstream)",
-    "dev-nats": "run a local nats-server set up for the jetstream backend (for experiments)",
-}
-"""The commands the server package runs, with their one-line help (shown by ``runjournal --help`` either way)."""
 
 SERVER_EXTRA = "pip install 'runjournal[server]'"
 NEEDS_SERVER_EXIT_CODE = 2

@@ -9,18 +9,60 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Executor
+from pathlib import Path
+from typing import Protocol
 
 from runjournal_server.backends.base import Backend, BackendStartError
-from runjournal_server.config import Config
 
 
-def _file(config: Config, executor: Executor) -> Backend:
+class BackendConfig(Protocol):
+    """What the registry reads of the server's settings (``config.Config`` has these and more).
+
+    Stated here so that the backends import nothing above them: the settings
+    table lives with the command line, which imports the backends.
+    """
+
+    @property
+    def backend(self) -> str: ...
+    @property
+    def data_dir(self) -> Path: ...
+    @property
+    def nats_url(self) -> str: ...
+    @property
+    def nats_stream(self) -> str: ...
+    @property
+    def nats_subject_prefix(self) -> str: ...
+    @property
+    def nats_create_stream(self) -> bool: ...
+    @property
+    def nats_replicas(self) -> int: ...
+    @property
+    def max_record_bytes(self) -> int | None: ...
+    @property
+    def nats_request_timeout_seconds(self) -> float: ...
+    @property
+    def nats_creds(self) -> Path | None: ...
+    @property
+    def nats_tls_ca(self) -> Path | None: ...
+    @property
+    def nats_tls_cert(self) -> Path | None: ...
+    @property
+    def nats_tls_key(self) -> Path | None: ...
+    @property
+    def nats_user(self) -> str: ...
+    @property
+    def nats_password(self) -> str: ...
+    @property
+    def nats_token(self) -> str: ...
+
+
+def _file(config: BackendConfig, executor: Executor) -> Backend:
     from runjournal_server.backends.file import FileBackend
 
     return FileBackend(config.data_dir, executor=executor)
 
 
-def _jetstream(config: Config, executor: Executor) -> Backend:
+def _jetstream(config: BackendConfig, executor: Executor) -> Backend:
     from runjournal_server.backends.jetstream import JetStreamBackend, nats_connect_options
 
     return JetStreamBackend(
@@ -43,12 +85,12 @@ def _jetstream(config: Config, executor: Executor) -> Backend:
     )
 
 
-__all__ = ["FACTORIES", "Backend", "BackendStartError", "make_backend"]
+__all__ = ["FACTORIES", "Backend", "BackendConfig", "BackendStartError", "make_backend"]
 
-FACTORIES: dict[str, Callable[[Config, Executor], Backend]] = {"file": _file, "jetstream": _jetstream}
+FACTORIES: dict[str, Callable[[BackendConfig, Executor], Backend]] = {"file": _file, "jetstream": _jetstream}
 
 
-def make_backend(config: Config, executor: Executor) -> Backend:
+def make_backend(config: BackendConfig, executor: Executor) -> Backend:
     """The backend ``config.backend`` names; unknown names list the known ones."""
     try:
         factory = FACTORIES[config.backend]

@@ -2,7 +2,7 @@
 
 A backend stores and returns the canonical lines produced by ``records.py``;
 it never builds or re-serialises a record, so byte-identity across backends is
-a property of the structure. It does not decide sequence rules: ``runs.py``
+a property of the structure. It does not decide sequence rules: ``runs/runs.py``
 applies the shared append rule (``sequence.py``) and the fold checks, then
 hands the backend lines that are already valid and already numbered.
 
@@ -59,17 +59,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, Protocol, TypeVar, final
 
 from runjournal_server.core import records
-from runjournal_server.core.records import RecordDecodeError, StoredRecord
-from runjournal_server.errors import (
+from runjournal_server.core.errors import (
     CorruptJournalError,
     RunDeletedError,
     RunExistsError,
     RunNotFoundError,
     StorageUnavailableError,
 )
+from runjournal_server.core.records import RecordDecodeError, StoredRecord
 
 if TYPE_CHECKING:
-    from runjournal_server.listing_index_store import SharedIndexStore
+    from runjournal_server.backends.index_store import SharedIndexStore
 
 
 @dataclass(frozen=True)
@@ -139,16 +139,16 @@ class BackendStartError(Exception):
 class WriteRaceError(Exception):
     """Another writer stored a record at a seq this append targeted; none of this append is stored.
 
-    Not a client-facing reason: ``runs.py`` catches up with the store and
+    Not a client-facing reason: ``runs/runs.py`` catches up with the store and
     re-applies the append rule, which then answers duplicate, SEQ_CONFLICT or
     RUN_CLAIMED from what is really there.
     """
 
 
 def check_numbering(run_id: str, batch: Sequence[StoredRecord], first_seq: int) -> None:
-    """Refuse a batch runs.py should never send: seqs other than ``first_seq, first_seq + 1, ...``.
+    """Refuse a batch runs/runs.py should never send: seqs other than ``first_seq, first_seq + 1, ...``.
 
-    A wrong seq would store a journal that reads back as corrupt; ``runs.py``
+    A wrong seq would store a journal that reads back as corrupt; ``runs/runs.py``
     decides what the next seq is, so this is a bug check, a ``ValueError``.
     """
     for index, stored in enumerate(batch):
@@ -300,7 +300,7 @@ class Journal(abc.ABC):
     async def stored_line(self, seq: int) -> StoredRecord:
         """The stored record at ``seq`` (1 <= seq <= last_seq), for duplicate checks.
 
-        A seq outside that range is a ``ValueError`` (runs.py asks only for
+        A seq outside that range is a ``ValueError`` (runs/runs.py asks only for
         seqs it was told are stored); a closed or poisoned handle is
         STORAGE_UNAVAILABLE.
         """
@@ -499,7 +499,7 @@ class Backend(abc.ABC):
         return None
 
     def durability_counts(self) -> Mapping[str, int]:
-        """What the store did to make writes durable since it opened, by name, for /metrics (``metrics.py``).
+        """What the store did to make writes durable since it opened, by name, for /metrics (``observability/``).
 
         File: its group commit's ``SyncCounts`` (groups, the appends in them,
         fsyncs of the commit log and of journals, checkpoints), so an operator
@@ -513,7 +513,7 @@ class Backend(abc.ABC):
         """Where the listing index persists on a store other replicas write (``shared_writers``), or None.
 
         Such a store also tells where the news of other replicas' writes
-        stands, which a page must wait for (``listing_index_store.py``).
+        stands, which a page must wait for (``backends/index_store.py``).
         None (the default, and before ``start``): a store with exclusive
         writers keeps its index in ``derived_data_dir``, and a shared store
         without one lists every run by reading it.
@@ -613,6 +613,10 @@ class Backend(abc.ABC):
     def task_store(self) -> TaskStore:
         """The store of tasks kept beside the journals (same place, same durability)."""
         raise NotImplementedError(f"the {self.name} backend does not store tasks yet")
+
+
+MAX_TASK_DOCUMENT_BYTES = 1 << 20
+"""The largest task document (request or outcome) a task store must keep; ``tasks.py`` refuses larger ones."""
 
 
 class TaskStore(abc.ABC):

@@ -1,13 +1,18 @@
 """Out-of-band writes a person makes: which calls may be answered or decided, checked against the folded state.
 
-Pure: the checks read a ``Folder`` and raise the refusal; ``runs.py`` runs
+Pure: the checks read a ``Folder`` and raise the refusal; ``runs/runs.py`` runs
 them before any lock (a refusal costs nothing) and again under the run's lock.
 """
 
 from __future__ import annotations
 
+from runjournal_server.core.errors import (
+    AlreadyAnsweredError,
+    AlreadyDecidedError,
+    CallNotPendingError,
+    NotDeferredError,
+)
 from runjournal_server.core.fold import Folder
-from runjournal_server.errors import AlreadyAnsweredError, AlreadyDecidedError, CallNotPendingError, NotDeferredError
 
 
 def check_answerable(run_id: str, tool_use_id: str, folder: Folder) -> None:
@@ -22,6 +27,7 @@ def check_answerable(run_id: str, tool_use_id: str, folder: Folder) -> None:
         raise NotDeferredError(run_id, tool_use_id, "is not a call of the run's pending batch")
     if not status.deferred:
         raise NotDeferredError(run_id, tool_use_id, "was never deferred")
+
 
 def check_decidable(run_id: str, tool_use_id: str, folder: Folder) -> None:
     """May an operator decide this call now? Refuses with where the first decision (or result) landed."""

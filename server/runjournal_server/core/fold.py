@@ -67,10 +67,10 @@ from runjournal.v1.records_pb2 import (
     UserFollowUp,
 )
 from runjournal.v1.state_pb2 import Counters, RunState, RunStatus
+from runjournal_server.core.errors import VersionMismatchError
 from runjournal_server.core.kinds import FORMAT_VERSION, Kind
 from runjournal_server.core.summary import TERMINAL_STATUS, StoredLike, is_inert_kind, status_of
 from runjournal_server.core.turns import Call, CallStatus, Turn, pending_batch
-from runjournal_server.errors import VersionMismatchError
 
 _DECISIONS = frozenset({Decision.DECISION_APPROVED, Decision.DECISION_DENIED})
 
@@ -78,7 +78,7 @@ _DECISIONS = frozenset({Decision.DECISION_APPROVED, Decision.DECISION_DENIED})
 class JournalRuleError(Exception):
     """A record breaks the journal rules.
 
-    ``runs.py`` maps it to ``CORRUPT_JOURNAL`` for a stored record and to
+    ``runs/runs.py`` maps it to ``CORRUPT_JOURNAL`` for a stored record and to
     ``INVALID_RECORD`` for an incoming one. ``seq`` is the offending record's.
     """
 

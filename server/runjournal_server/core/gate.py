@@ -18,7 +18,7 @@ The system prompt is only ever a hash here, never its text. A resume reminder
 part of the fingerprint: the worker computes the fingerprint before adding
 it, so a reminder cannot make a run look reconfigured.
 
-The gate only reports. ``runs.py`` refuses a blocked resume, and writes a
+The gate only reports. ``runs/runs.py`` refuses a blocked resume, and writes a
 ``reconfigure`` record when an allowed one crossed a difference (then sets
 ``GateReport.reconfigured``).
 """

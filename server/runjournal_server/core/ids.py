@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from runjournal_server.errors import InvalidArgumentError
+from runjournal_server.core.errors import InvalidArgumentError
 
 MAX_RUN_ID_CHARS = 128
 RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")

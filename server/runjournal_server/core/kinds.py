@@ -8,7 +8,7 @@ from __future__ import annotations
 import enum
 
 from runjournal.v1 import records_pb2 as pb
-from runjournal_server.errors import InvalidRecordError
+from runjournal_server.core.errors import InvalidRecordError
 
 FORMAT_VERSION = 1
 PROTOCOL_PREFIX = "runjournal.v1."

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from runjournal.v1 import records_pb2 as pb
+from runjournal_server.core.errors import InvalidRecordError, RecordTooLargeError
 from runjournal_server.core.kinds import FORMAT_VERSION, MAX_SEQ, PROTOCOL_PREFIX, Kind, kind_named, kind_of
 from runjournal_server.core.payload_json import PayloadError, brief, fill, load_json, to_json_dict
 from runjournal_server.core.schema import validate
-from runjournal_server.errors import InvalidRecordError, RecordTooLargeError
 
 __all__ = [
     "DEFAULT_MAX_RECORD_BYTES",
@@ -268,5 +268,3 @@ def decode(line: bytes) -> StoredRecord:
     if expected != body:
         raise RecordDecodeError("record body is not in canonical form (re-encoding it gives different bytes)", seq=seq)
     return StoredRecord(seq=seq, kind=kind or kind_name, optional=optional, record=record, body=body, line=line)
-
-

@@ -6,11 +6,11 @@ The gate itself (``gate.py``) only reports; here a report becomes a refusal.
 from __future__ import annotations
 
 from runjournal.v1 import records_pb2, state_pb2
+from runjournal_server.core.errors import InvalidArgumentError, InvalidRecordError, ResumeRefusedError
 from runjournal_server.core.fold import Folder
 from runjournal_server.core.gate import blocking_fields, check_resume, has_hard_block
 from runjournal_server.core.kinds import Kind
 from runjournal_server.core.schema import validate_fingerprint, validate_payload
-from runjournal_server.errors import InvalidArgumentError, InvalidRecordError, ResumeRefusedError
 
 
 def check_claim_request(notice: records_pb2.ClaimNotice, fingerprint: records_pb2.Fingerprint) -> None:

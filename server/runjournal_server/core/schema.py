@@ -22,10 +22,10 @@ from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from runjournal.v1 import records_pb2 as pb
+from runjournal_server.core.errors import InvalidRecordError
 from runjournal_server.core.ids import is_valid_run_id
 from runjournal_server.core.kinds import MAX_SEQ, Kind, kind_of
 from runjournal_server.core.payload_json import load_json
-from runjournal_server.errors import InvalidRecordError
 
 MAX_JSON_DEPTH = 64
 """Deepest nesting accepted in the JSON text fields (tool input, opaque blocks, note data)."""

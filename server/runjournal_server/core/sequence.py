@@ -1,4 +1,4 @@
-"""The append rule: one pure function every backend and ``runs.py`` share.
+"""The append rule: one pure function every backend and ``runs/runs.py`` share.
 
 Given a journal's last durable seq and an incoming seq, ``check_append``
 decides what the incoming record is. It decides and advances nothing: the

@@ -59,9 +59,7 @@ from runjournal_server.backends.file.reading import (
     walk_back,
 )
 from runjournal_server.backends.file.tombstones import Tombstones, erase
-from runjournal_server.core.ids import is_valid_run_id, validate_run_id
-from runjournal_server.core.records import StoredRecord
-from runjournal_server.errors import (
+from runjournal_server.core.errors import (
     CorruptJournalError,
     LastSeqMismatchError,
     RunDeletedError,
@@ -70,6 +68,8 @@ from runjournal_server.errors import (
     RunNotFoundError,
     StorageUnavailableError,
 )
+from runjournal_server.core.ids import is_valid_run_id, validate_run_id
+from runjournal_server.core.records import StoredRecord
 
 T = TypeVar("T")
 
@@ -120,9 +120,7 @@ class FileBackend(Backend):
         return await self._found(run_id, self._run(self._load_sync, run_id))
 
     async def _walk_back(self, run_id: str, walk: BackwardWalk) -> StoredRecord:
-        return await self._found(
-            run_id, self._run(self._read_sync, run_id, functools.partial(walk_back, run_id, walk))
-        )
+        return await self._found(run_id, self._run(self._read_sync, run_id, functools.partial(walk_back, run_id, walk)))
 
     async def meta(self, run_id: str) -> StoredRecord:
         return await self._found(run_id, self._run(self._read_sync, run_id, functools.partial(read_meta, run_id)))

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from runjournal_server.backends.file.lines import CHUNK_BYTES
-from runjournal_server.errors import CorruptJournalError, JournalError, StorageFullError, StorageUnavailableError
+from runjournal_server.core.errors import CorruptJournalError, JournalError, StorageFullError, StorageUnavailableError
 
 JOURNAL_SUFFIX = ".jsonl"
 LOCK_SUFFIX = ".lock"

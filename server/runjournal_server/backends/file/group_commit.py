@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING
 
 from runjournal_server.backends.file import commit_log, files
 from runjournal_server.backends.file.commit_log import CommitLog, Entry
+from runjournal_server.core.errors import StorageUnavailableError
 from runjournal_server.core.records import StoredRecord
-from runjournal_server.errors import StorageUnavailableError
 
 if TYPE_CHECKING:
     from runjournal_server.backends.file.journal import FileJournal

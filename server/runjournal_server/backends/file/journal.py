@@ -26,8 +26,8 @@ from runjournal_server.backends.file.commit_log import Entry, meta_digest
 from runjournal_server.backends.file.files import os_errors, storage_error, write_all
 from runjournal_server.backends.file.intent import Intent, blank, declare
 from runjournal_server.backends.file.reading import Scan
+from runjournal_server.core.errors import CorruptJournalError, StorageUnavailableError
 from runjournal_server.core.records import StoredRecord
-from runjournal_server.errors import CorruptJournalError, StorageUnavailableError
 
 if TYPE_CHECKING:
     from runjournal_server.backends.file.backend import FileBackend
@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 
 
 def check_lines(run_id: str, batch: Sequence[StoredRecord]) -> None:
-    """Refuse a line runs.py should never send: a newline inside it would split it in two in the file."""
+    """Refuse a line runs/runs.py should never send: a newline inside it would split it in two in the file."""
     for stored in batch:
         if b"\n" in stored.line:
             raise ValueError(f"run {run_id!r}: the stored line for seq {stored.seq} holds a newline")

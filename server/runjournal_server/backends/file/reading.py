@@ -27,8 +27,8 @@ from runjournal_server.backends.file.lines import (
     lines_forward,
 )
 from runjournal_server.core import records
+from runjournal_server.core.errors import CorruptJournalError, RunNotFoundError
 from runjournal_server.core.records import RecordDecodeError, StoredRecord
-from runjournal_server.errors import CorruptJournalError, RunNotFoundError
 
 
 @dataclass

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from runjournal_server.backends.base import Tombstone
 from runjournal_server.backends.file.files import fsync_dir, write_new_file
+from runjournal_server.core.errors import StorageUnavailableError
 from runjournal_server.core.ids import is_valid_run_id, validate_run_id
-from runjournal_server.errors import StorageUnavailableError
 
 DELETED_DIR = "deleted"
 TOMBSTONE_SUFFIX = ".json"

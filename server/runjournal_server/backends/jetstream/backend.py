@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from nats.aio.client import Client
 
-from runjournal_server.backends.base import Backend, BackwardWalk, TaskStore, Tombstone
+from runjournal_server.backends.base import MAX_TASK_DOCUMENT_BYTES, Backend, BackwardWalk, TaskStore, Tombstone
 from runjournal_server.backends.jetstream.api import (
     ERR_STREAM_NAME_IN_USE,
     ERR_STREAM_NOT_FOUND,
@@ -71,9 +71,7 @@ from runjournal_server.backends.jetstream.tasks import JetStreamTaskStore
 from runjournal_server.backends.jetstream.tombstones import StreamTombstones
 from runjournal_server.backends.jetstream.tombstones import decode as decode_tombstone
 from runjournal_server.core import records
-from runjournal_server.core.ids import validate_run_id
-from runjournal_server.core.records import StoredRecord
-from runjournal_server.errors import (
+from runjournal_server.core.errors import (
     CorruptJournalError,
     RunDeletedError,
     RunExistsError,
@@ -81,7 +79,8 @@ from runjournal_server.errors import (
     StorageFullError,
     StorageUnavailableError,
 )
-from runjournal_server.tasks import MAX_TASK_DOCUMENT_BYTES
+from runjournal_server.core.ids import validate_run_id
+from runjournal_server.core.records import StoredRecord
 
 log = logging.getLogger("runjournal_server.backends.jetstream")
 
@@ -150,7 +149,7 @@ class JetStreamBackend(Backend):
 
     @property
     def max_record_bytes(self) -> int:
-        """The largest record line this backend stores: what runs.py must refuse above. Decided by ``start``.
+        """The largest record line this backend stores: what runs/runs.py must refuse above. Decided by ``start``.
 
         The ``max_record_bytes`` given to the constructor when one was (start
         refuses it if the server cannot carry it), else the default capped by
@@ -282,7 +281,7 @@ class JetStreamBackend(Backend):
         itself (the fence spans the run: it exists, or the stream is full);
         no answer or a duplicate ack is settled by reading the batch back
         (``publish.py``): anything stored there, even the same bytes, is
-        ``RunExistsError`` (runs.py then answers a duplicate). A duplicate
+        ``RunExistsError`` (runs/runs.py then answers a duplicate). A duplicate
         ack over an empty run is an id remembered from a run removed within
         the duplicate window (where the server checks the fence first).
         """

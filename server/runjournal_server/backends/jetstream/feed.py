@@ -44,8 +44,8 @@ from nats.js.client import JetStreamContext
 
 from runjournal_server.backends.jetstream.api import ApiError, JetStreamApi, NoAnswerError, NotDeliveredError
 from runjournal_server.backends.jetstream.layout import Layout
+from runjournal_server.core.errors import StorageUnavailableError
 from runjournal_server.core.ids import is_valid_run_id
-from runjournal_server.errors import StorageUnavailableError
 
 log = logging.getLogger("runjournal_server.backends.jetstream")
 

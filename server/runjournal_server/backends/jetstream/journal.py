@@ -40,8 +40,8 @@ from runjournal_server.backends.jetstream.publish import (
     publish_once,
 )
 from runjournal_server.backends.jetstream.reading import StreamReader
+from runjournal_server.core.errors import CorruptJournalError, StorageFullError, StorageUnavailableError
 from runjournal_server.core.records import StoredRecord
-from runjournal_server.errors import CorruptJournalError, StorageFullError, StorageUnavailableError
 
 REFRESH_WINDOW_MAX = 64
 """The most subjects ``refresh`` reads at once (after 4, then 16), once it knows something is new."""
@@ -56,7 +56,7 @@ class Tail:
 
 
 def check_batch_size(run_id: str, batch: Sequence[StoredRecord]) -> None:
-    """Refuse a batch runs.py should never send: too long for one atomic batch (the numbering is base.py's)."""
+    """Refuse a batch runs/runs.py should never send: too long for one atomic batch (the numbering is base.py's)."""
     if len(batch) > MAX_ATOMIC_BATCH:
         raise ValueError(f"run {run_id!r}: at most {MAX_ATOMIC_BATCH} records per append, got {len(batch)}")
 
@@ -165,7 +165,7 @@ class JetStreamJournal(Journal):
 
         What the settled outcomes mean here: our bytes stored by an earlier
         request, or anything stored by another writer, is ``WriteRaceError``
-        (runs.py catches up and its append rule answers the retry as a
+        (runs/runs.py catches up and its append rule answers the retry as a
         verified duplicate, truthfully: adopting would answer "written now",
         ``duplicate=false``); on an empty target a fence refusal means our
         view of the run is stale (``WriteRaceError``), a full stream is

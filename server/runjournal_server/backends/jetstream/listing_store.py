@@ -3,7 +3,7 @@
 Replicas share the stream, and each keeps its own listing index in memory,
 told of every write by its own acknowledgements and by the feed
 (``feed.py``). What persists it between restarts (``SharedIndexStore`` in
-``listing_index_store.py``):
+``backends/index_store.py``):
 
 * **A chunked snapshot in a KV bucket**, ``RJINDEX_<stream>_<hash of the
   subject prefix>`` (history 1, file storage, the journal stream's replica
@@ -56,20 +56,20 @@ from nats.aio.client import Client
 from nats.js import api as js_api
 from nats.js.kv import KeyValue
 
-from runjournal_server.backends.jetstream.api import ApiError, JetStreamApi, NoAnswerError, NotDeliveredError
-from runjournal_server.backends.jetstream.feed import Feed
-from runjournal_server.backends.jetstream.layout import Layout
-from runjournal_server.errors import StorageUnavailableError
-from runjournal_server.listing_index import Entry
-from runjournal_server.listing_index_store import (
+from runjournal_server.backends.index_store import (
     CHUNK_ENTRIES,
     FORMAT,
+    Entry,
     Loaded,
     Op,
     Told,
     encode_chunk,
     replay_lines,
 )
+from runjournal_server.backends.jetstream.api import ApiError, JetStreamApi, NoAnswerError, NotDeliveredError
+from runjournal_server.backends.jetstream.feed import Feed
+from runjournal_server.backends.jetstream.layout import Layout
+from runjournal_server.core.errors import StorageUnavailableError
 
 log = logging.getLogger("runjournal_server.backends.jetstream")
 

@@ -22,9 +22,9 @@ from runjournal_server.backends.jetstream.api import (
 )
 from runjournal_server.backends.jetstream.fetch import fetch_first
 from runjournal_server.backends.jetstream.layout import Layout, not_a_record, subject_problem
+from runjournal_server.core.errors import CorruptJournalError, RunNotFoundError, StorageUnavailableError
 from runjournal_server.core.ids import validate_run_id
 from runjournal_server.core.records import StoredRecord
-from runjournal_server.errors import CorruptJournalError, RunNotFoundError, StorageUnavailableError
 
 WALK_BACK_WINDOW = 8
 """``ends`` and ``tail`` read this many records at a time backward from the end."""

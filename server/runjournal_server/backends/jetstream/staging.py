@@ -49,8 +49,8 @@ from runjournal_server.backends.jetstream.journal import record_targets
 from runjournal_server.backends.jetstream.layout import Layout
 from runjournal_server.backends.jetstream.publish import Answered, Empty, Occupied, ReadBackError, Stored, publish_once
 from runjournal_server.backends.jetstream.reading import StreamReader
+from runjournal_server.core.errors import RunExistsError, StorageFullError, StorageUnavailableError
 from runjournal_server.core.records import StoredRecord
-from runjournal_server.errors import RunExistsError, StorageFullError, StorageUnavailableError
 
 STAGE_BYTES = 4 * 1024 * 1024
 """Record bytes per staged batch (at least one record): well inside the server's batch commit timeout."""

@@ -42,7 +42,7 @@ from runjournal_server.backends.jetstream.api import (
 )
 from runjournal_server.backends.jetstream.layout import Layout
 from runjournal_server.backends.jetstream.reading import StreamReader
-from runjournal_server.errors import (
+from runjournal_server.core.errors import (
     LastSeqMismatchError,
     RunExistsError,
     StorageFullError,

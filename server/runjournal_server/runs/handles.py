@@ -25,10 +25,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from runjournal_server.backends.base import Backend, Journal
-from runjournal_server.config import DEFAULT_MAX_WARM_BYTES
 from runjournal_server.core import records
+from runjournal_server.core.errors import CorruptJournalError
 from runjournal_server.core.fold import Folder, JournalRuleError, fold_stored
-from runjournal_server.errors import CorruptJournalError
+
+DEFAULT_MAX_WARM_BYTES = 256 * 1024 * 1024
+"""Warm states beyond this many stored bytes in all are closed, least recently used first."""
 
 FOLD_ON_LOOP_RECORDS = 256
 """Journals shorter than this are folded on the event loop; longer ones in a thread."""
@@ -178,9 +180,7 @@ class RunHandles:
         except CorruptJournalError as err:
             raise self._corrupt(err) from None
 
-    async def fold_cold(
-        self, run_id: str, stored: Sequence[records.StoredRecord], *, whole: bool = True
-    ) -> Folder:
+    async def fold_cold(self, run_id: str, stored: Sequence[records.StoredRecord], *, whole: bool = True) -> Folder:
         """Fold stored records; a long journal in a thread, so other runs' calls do not wait on it.
 
         A rule the records break is corruption, remembered for the listing

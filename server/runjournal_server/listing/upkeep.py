@@ -23,7 +23,7 @@
   from the journals in the background, in bounded steps; until the rebuild
   has placed every run the listing reads every run, as it always did, so it
   is slow meanwhile, never wrong.
-* **Persistence** (an ``IndexStore``, ``listing_index_store.py``): on files,
+* **Persistence** (an ``IndexStore``, ``backends/index_store.py``): on files,
   changes are appended to a log by one thread of its own each tick, and
   compacted into a snapshot when the log outgrows the index and at a clean
   shutdown.
@@ -65,24 +65,21 @@ from typing import TypeVar
 
 from runjournal.v1 import state_pb2
 from runjournal_server.backends.base import Backend
-from runjournal_server.core.kinds import Kind
-from runjournal_server.errors import JournalError, RunDeletedError, RunNotFoundError
-from runjournal_server.listing_index import (
+from runjournal_server.backends.file.index_store import FileIndexStore, FileStoreOnThread
+from runjournal_server.backends.index_store import (
     LABELS_UNKNOWN,
     Entry,
-    ListingIndex,
+    IndexStore,
+    Op,
     RunState,
-    SortKey,
+    SharedIndexStore,
     no_meta_key,
     shared_labels,
 )
-from runjournal_server.listing_index_store import (
-    FileIndexStore,
-    FileStoreOnThread,
-    IndexStore,
-    Op,
-    SharedIndexStore,
-)
+from runjournal_server.core.errors import JournalError, RunDeletedError, RunNotFoundError
+from runjournal_server.core.kinds import Kind
+from runjournal_server.core.page_token import SortKey
+from runjournal_server.listing.index import ListingIndex
 
 log = logging.getLogger(__name__)
 

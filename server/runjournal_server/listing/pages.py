@@ -4,8 +4,8 @@ A run's summary comes from its meta and its last non-inert record (see
 ``summary.py``), and, where a call might wait for a person, from the trailing
 turn (``inbox.py``): never from a fold of the whole journal.
 
-Which runs a page holds comes from the listing index (``listing_index.py``,
-kept true by ``listing_upkeep.py``): the newest-first order of the token's
+Which runs a page holds comes from the listing index (``listing/index.py``,
+kept true by ``listing/upkeep.py``): the newest-first order of the token's
 runs and their last known states, so a page reads the summaries it returns
 (plus one, to know whether another page follows), not every run. Every
 summary returned is read from its journal. Without the index (being rebuilt,
@@ -23,108 +23,41 @@ UNAVAILABLE with what the store said, and read again by the next listing.
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import contextlib
 import itertools
-import json
 from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from runjournal.v1 import state_pb2
 from runjournal_server.backends.base import Backend
-from runjournal_server.core.inbox import MAY_WAIT_AFTER_KINDS, TURN_START_KINDS, waiting_calls
-from runjournal_server.core.kinds import Kind
-from runjournal_server.core.summary import corrupt_summary, is_inert, summarize_stored, unavailable_summary
-from runjournal_server.errors import (
+from runjournal_server.backends.index_store import LABELS_UNKNOWN, Entry
+from runjournal_server.core.errors import (
     CorruptJournalError,
     InvalidArgumentError,
     JournalError,
     RunDeletedError,
     RunNotFoundError,
 )
-from runjournal_server.listing_index import LABELS_UNKNOWN, Entry, ListingIndex, SortKey
-from runjournal_server.listing_upkeep import ListingUpkeep
+from runjournal_server.core.inbox import MAY_WAIT_AFTER_KINDS, TURN_START_KINDS, waiting_calls
+from runjournal_server.core.kinds import Kind
+from runjournal_server.core.page_token import (
+    DEFAULT_PAGE_SIZE,
+    MAX_PAGE_SIZE,
+    SortKey,
+    decode_page_token,
+    encode_page_token,
+)
+from runjournal_server.core.summary import corrupt_summary, is_inert, summarize_stored, unavailable_summary
+from runjournal_server.listing.filter import RunFilter
+from runjournal_server.listing.index import ListingIndex
+from runjournal_server.listing.upkeep import ListingUpkeep
+from runjournal_server.runs.runs import Runs
 
-DEFAULT_PAGE_SIZE = 100
-MAX_PAGE_SIZE = 1000
 READ_CONCURRENCY = 8
 """Summaries read at once. More only contend for the GIL (each read decodes in its thread): at 100,000 runs,
 32 at once stalled the event loop 70-85 ms per page, 8 at once 8-15 ms and answered as fast."""
 WALK_CHUNK = 512
 """Index entries a page's walk examines between two turns of the event loop."""
-
-
-_NOT_STOPPED = frozenset(
-    {
-        state_pb2.RUN_STATUS_UNSPECIFIED,
-        state_pb2.RUN_STATUS_OPEN,
-        state_pb2.RUN_STATUS_CORRUPT,
-        state_pb2.RUN_STATUS_UNAVAILABLE,
-    }
-)
-"""Statuses that are not a stop: retention never deletes an open run, nor one it cannot read."""
-
-
-@dataclass(frozen=True)
-class RunFilter:
-    """What ListRuns and WatchRuns may ask for; every condition must hold.
-
-    The one statement of what matching means: ``admits_meta`` for what a run's
-    meta decides (checked before any summary is read), ``admits`` for a whole
-    summary (the listing's later checks, and WatchRuns on every change).
-    """
-
-    status: int = 0
-    labels: Mapping[str, str] = field(default_factory=dict)
-    waiting_for_person: bool = False
-    task_id: str = ""
-    parent_run_id: str = ""
-    stopped_before: float | None = None
-    """Seconds since the epoch: only stopped runs whose last record was stored before then."""
-    run_id_prefixes: Sequence[str] = ("",)
-
-    def admits_meta(self, labels: Mapping[str, str], task_id: str, parent_run_id: str) -> bool:
-        """What the meta alone decides: labels, task and parent."""
-        if self.task_id and task_id != self.task_id:
-            return False
-        if self.parent_run_id and parent_run_id != self.parent_run_id:
-            return False
-        return all(labels.get(k) == v for k, v in self.labels.items())
-
-    def admits_state(self, summary: state_pb2.RunSummary) -> bool:
-        """What the run's current state decides: status, waiting for a person, stopped before."""
-        if self.status and summary.status != self.status:
-            return False
-        if self.waiting_for_person and not summary.waiting_calls:
-            return False
-        if self.stopped_before is not None:
-            if summary.status in _NOT_STOPPED or not summary.HasField("updated_at"):
-                return False
-            if summary.updated_at.ToNanoseconds() >= int(self.stopped_before * 1e9):
-                return False
-        return True
-
-    def possible_states(self) -> tuple[frozenset[int] | None, bool]:
-        """What ``admits_state`` needs first: a status among these (None: any), and waiting calls (True).
-
-        Only ever a necessary condition, stated beside the rule so that the
-        two agree (a property test checks it): the listing index uses it to
-        look at a sparse filter's few candidates, then applies the rule.
-        """
-        statuses: frozenset[int] | None = frozenset({self.status}) if self.status else None
-        if self.stopped_before is not None:
-            stopped = frozenset(state_pb2.RunStatus.values()) - _NOT_STOPPED
-            statuses = stopped if statuses is None else statuses & stopped
-        return statuses, self.waiting_for_person
-
-    def admits(self, summary: state_pb2.RunSummary) -> bool:
-        """Every condition, on a whole summary (the token's prefixes included)."""
-        return (
-            summary.run_id.startswith(tuple(self.run_id_prefixes))
-            and self.admits_meta(summary.labels, summary.task_id, summary.parent_run_id)
-            and self.admits_state(summary)
-        )
 
 
 @dataclass(frozen=True)
@@ -142,14 +75,21 @@ class RunListing:
 
     def __init__(self, backend: Backend, known_corrupt: Mapping[str, str]) -> None:
         self._backend = backend
-        self._known_corrupt = known_corrupt  # run id -> problem, kept by runs.py from full reads
+        self._known_corrupt = known_corrupt  # run id -> problem, kept by runs/runs.py from full reads
         self._meta_cache: dict[str, _MetaInfo] = {}
         self._index = ListingIndex()
         self.upkeep = ListingUpkeep(backend, self._index, self.summary, known_corrupt.__contains__)
-        """Told of every write and deletion (``RunEvents.listen``); keeps the index true."""
+        """Told of every write and deletion (through ``stored`` and ``deleted``); keeps the index true."""
+
+    @classmethod
+    def of(cls, runs: Runs) -> RunListing:
+        """The listing of ``runs``' store, told of every write and deletion ``runs`` announces."""
+        listing = cls(runs.backend, runs.corruption)
+        runs.events.listen(listing)
+        return listing
 
     async def start(self) -> None:
-        """Load the persisted listing index; its repair runs in the background (``listing_upkeep.py``)."""
+        """Load the persisted listing index; its repair runs in the background (``listing/upkeep.py``)."""
         await self.upkeep.start()
 
     async def close(self) -> None:
@@ -318,9 +258,16 @@ class RunListing:
             return unavailable_summary(run_id, err.message)
         return summary
 
-    def forget(self, run_id: str) -> None:
+    # RunListener (``runs/events.py``): told of every acknowledged write and deletion, this server's and the
+    # feed's, once each.
+
+    def stored(self, run_id: str, last_seq: int) -> None:
+        self.upkeep.stored(run_id, last_seq)
+
+    def deleted(self, run_id: str) -> None:
         """Drop what is cached of a deleted run's meta (a tombstoned id is never created again, but stay exact)."""
         self._meta_cache.pop(run_id, None)
+        self.upkeep.deleted(run_id)
 
     async def _meta_infos(self, run_ids: Sequence[str]) -> dict[str, _MetaInfo]:
         missing = [r for r in run_ids if r not in self._meta_cache]
@@ -343,25 +290,3 @@ class RunListing:
             task_id=meta.task_id,
             parent_run_id=meta.forked_from.run_id,
         )
-
-
-def encode_page_token(key: SortKey | None) -> str:
-    """An opaque token naming the last listed run's position (stable under concurrent creation)."""
-    if key is None:
-        return ""
-    raw = json.dumps(list(key), separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode_page_token(token: str) -> SortKey | None:
-    if not token:
-        return None
-    try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        seconds, nanos, run_id = json.loads(raw)
-        if not (isinstance(seconds, int) and isinstance(nanos, int) and isinstance(run_id, str)):
-            raise ValueError("wrong types")
-    except (binascii.Error, ValueError, TypeError, UnicodeDecodeError, RecursionError) as err:
-        # RecursionError: a forged token of deeply nested JSON ("[[[[...") must be refused, not INTERNAL.
-        raise InvalidArgumentError("page_token", "not a token from a previous ListRuns call") from err
-    return (seconds, nanos, run_id)

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 
 from runjournal.v1 import records_pb2
 from runjournal_server.core import records
+from runjournal_server.core.errors import InvalidArgumentError, InvalidRecordError
 from runjournal_server.core.schema import refuse_server_written
-from runjournal_server.errors import InvalidArgumentError, InvalidRecordError
 
 MAX_BATCH_RECORDS = 1000
 ENCODE_ON_LOOP_BYTES = 64 * 1024

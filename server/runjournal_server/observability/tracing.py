@@ -38,7 +38,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
 from opentelemetry.trace import Status, StatusCode
 
-from runjournal_server.handler_wrapping import rewrap
+from runjournal_server.observability.handler_wrapping import rewrap
 
 DEFAULT_SERVICE_NAME = "runjournal"
 EXPORTERS = ("otlp", "console", "none")
@@ -80,7 +80,7 @@ class Tracing:
         The instrumentation sees a status set through its own context
         wrapper's ``abort`` and ``set_code``, not one set by
         ``abort_with_status``, which is how every refusal leaves this server
-        (``status.py``); the second interceptor runs inside the span and reads
+        (``api/status.py``); the second interceptor runs inside the span and reads
         the code the call really ended with.
         """
         return [aio_server_interceptor(tracer_provider=_QuietProvider(self.provider)), _StatusRecorder()]

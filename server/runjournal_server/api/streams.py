@@ -1,6 +1,6 @@
 """Watch and WatchRuns: a run's records, and the listing's summaries, as they change.
 
-Both streams follow one rule (``run_events.py``): subscribe to the news
+Both streams follow one rule (``runs/events.py``): subscribe to the news
 first, then read the store, then wait for news past what was sent. The news
 says only *that* something moved; what is sent is always read from the store
 after the news, so it is never stale, never ahead of what is acknowledged
@@ -24,12 +24,14 @@ from collections.abc import AsyncGenerator
 
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import records_pb2, state_pb2
+from runjournal_server.core.errors import InvalidArgumentError, RunDeletedError, RunNotFoundError
 from runjournal_server.core.ids import validate_run_id
+from runjournal_server.core.page_token import MAX_PAGE_SIZE
 from runjournal_server.core.records import StoredRecord
-from runjournal_server.errors import InvalidArgumentError, RunDeletedError, RunNotFoundError
-from runjournal_server.listing import MAX_PAGE_SIZE, RunFilter
-from runjournal_server.run_events import EventsClosedError, RunChannel
-from runjournal_server.runs import Runs
+from runjournal_server.listing.filter import RunFilter
+from runjournal_server.listing.pages import RunListing
+from runjournal_server.runs.events import EventsClosedError, RunChannel, RunEvents
+from runjournal_server.runs.runs import Runs
 
 log = logging.getLogger(__name__)
 
@@ -213,19 +215,19 @@ class _Records:
 # --------------------------------------------------------------- WatchRuns
 
 
-async def watch_runs(runs: Runs, where: RunFilter) -> AsyncGenerator[bytes, None]:
+async def watch_runs(events: RunEvents, listing: RunListing, where: RunFilter) -> AsyncGenerator[bytes, None]:
     """The serialized WatchRunsResponse items of the runs ``where`` admits (see JournalService.WatchRuns).
 
     Remembers, per run it has sent, a digest of the last summary sent: a run
     that leaves is sent as ``left`` once, and news that changed nothing a
     summary shows (this replica hears of its own writes twice on JetStream:
-    from ``runs.py`` and from the feed) sends nothing.
+    from ``runs/runs.py`` and from the feed) sends nothing.
     """
-    with runs.events.watch_all() as changed:  # subscribed before the listing is read: no change is missed
+    with events.watch_all() as changed:  # subscribed before the listing is read: no change is missed
         sent: dict[str, bytes] = {}
         token = ""
         while True:
-            page, token = await runs.list_runs(page_size=LISTING_PAGE_SIZE, page_token=token, where=where)
+            page, token = await listing.page(page_size=LISTING_PAGE_SIZE, page_token=token, where=where)
             page.reverse()
             while page:
                 item = _summary_item(page.pop(), sent)
@@ -236,17 +238,17 @@ async def watch_runs(runs: Runs, where: RunFilter) -> AsyncGenerator[bytes, None
         yield pb.WatchRunsResponse(caught_up=pb.CaughtUp(head_seq=0)).SerializeToString()
         while True:
             for run_id in await changed.next():
-                item = await _change_item(runs, where, run_id, sent)
+                item = await _change_item(listing, where, run_id, sent)
                 if item is not None:
                     yield item
 
 
-async def _change_item(runs: Runs, where: RunFilter, run_id: str, sent: dict[str, bytes]) -> bytes | None:
+async def _change_item(listing: RunListing, where: RunFilter, run_id: str, sent: dict[str, bytes]) -> bytes | None:
     """What a change of ``run_id`` sends: its summary now when it matches, ``left`` when a sent run stopped."""
     if not run_id.startswith(tuple(where.run_id_prefixes)):
         return None  # outside the token's prefixes: not even read
     try:
-        summary = await runs.summary(run_id)
+        summary = await listing.summary(run_id)
     except (RunNotFoundError, RunDeletedError):
         if sent.pop(run_id, None) is None:
             return None

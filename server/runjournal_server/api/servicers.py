@@ -1,7 +1,7 @@
 """The gRPC servicer: convert the request, call ``runs``, convert back.
 
 No ordering rules and no status codes live here: domain errors become statuses
-in ``status.py``; anything unexpected is logged and answered INTERNAL without
+in ``api/status.py``; anything unexpected is logged and answered INTERNAL without
 its details.
 """
 
@@ -25,16 +25,17 @@ from runjournal.v1 import journal_service_pb2_grpc as pb_grpc
 from runjournal.v1 import records_pb2
 from runjournal.v1 import task_service_pb2 as tpb
 from runjournal.v1 import task_service_pb2_grpc as tpb_grpc
-from runjournal_server.auth import ANY_SCOPE, UNRESTRICTED, Access, Scope, TokenTable
+from runjournal_server.api.auth import ANY_SCOPE, UNRESTRICTED, Access, Scope, TokenTable
+from runjournal_server.api.status import to_status
+from runjournal_server.api.streams import read_response, watch_run, watch_runs
+from runjournal_server.core.errors import InvalidArgumentError, JournalError, Reason
 from runjournal_server.core.schema import timestamp_problem
-from runjournal_server.errors import InvalidArgumentError, JournalError, Reason
-from runjournal_server.listing import RunFilter
-from runjournal_server.observing import NO_OBSERVER, Observer
-from runjournal_server.run_events import EventsClosedError
-from runjournal_server.runs import RecordReader, Runs
-from runjournal_server.status import to_status
+from runjournal_server.listing.filter import RunFilter
+from runjournal_server.listing.pages import RunListing
+from runjournal_server.observability.observer import NO_OBSERVER, Observer
+from runjournal_server.runs.events import EventsClosedError
+from runjournal_server.runs.runs import RecordReader, Runs
 from runjournal_server.tasks import Tasks
-from runjournal_server.watching import read_response, watch_run, watch_runs
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +104,7 @@ def _streaming(
     return wrap
 
 
-# The scope each kind of call needs with token auth on (see auth.py): reading
+# The scope each kind of call needs with token auth on (see api/auth.py): reading
 # is open to either scope, since an operator must see what it decides.
 _READS = ANY_SCOPE
 _WRITES = frozenset({Scope.WORKER})
@@ -187,11 +188,14 @@ class _Authorizing:
 
 
 class JournalServicer(_Authorizing, pb_grpc.JournalServiceServicer):
-    """JournalService over ``Runs``."""
+    """JournalService over ``Runs`` (the journal operations) and ``RunListing`` (the listing rule)."""
 
-    def __init__(self, runs: Runs, tokens: TokenTable | None = None, observer: Observer = NO_OBSERVER) -> None:
+    def __init__(
+        self, runs: Runs, listing: RunListing, tokens: TokenTable | None = None, observer: Observer = NO_OBSERVER
+    ) -> None:
         super().__init__(tokens)
         self._runs = runs
+        self._listing = listing
         self._observer = observer
 
     @_unary(_WRITES)
@@ -288,7 +292,7 @@ class JournalServicer(_Authorizing, pb_grpc.JournalServiceServicer):
     async def ListRuns(
         self, request: pb.ListRunsRequest, context: grpc.aio.ServicerContext, access: Access
     ) -> pb.ListRunsResponse:
-        runs, token = await self._runs.list_runs(
+        runs, token = await self._listing.page(
             page_size=request.page_size, page_token=request.page_token, where=_run_filter(request, access)
         )
         return pb.ListRunsResponse(runs=runs, next_page_token=token)
@@ -316,7 +320,9 @@ class JournalServicer(_Authorizing, pb_grpc.JournalServiceServicer):
         self, request: pb.WatchRunsRequest, context: grpc.aio.ServicerContext, access: Access
     ) -> AsyncIterator[bytes]:
         with self._observer.watching("WatchRuns"):
-            async with contextlib.aclosing(watch_runs(self._runs, _run_filter(request, access))) as items:
+            async with contextlib.aclosing(
+                watch_runs(self._runs.events, self._listing, _run_filter(request, access))
+            ) as items:
                 async for item in items:
                     yield item
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Callable
 
 from runjournal_server.core import records
-from runjournal_server.errors import CorruptJournalError
+from runjournal_server.core.errors import CorruptJournalError
 
 
 class RecordReader:

@@ -1,7 +1,7 @@
 """The one error vocabulary of the server.
 
 Every refusal is a ``JournalError`` subclass carrying a stable ``Reason`` and the
-numbers a client needs. Only ``status.py`` knows which gRPC code a reason maps
+numbers a client needs. Only ``api/status.py`` knows which gRPC code a reason maps
 to; everything else raises these. Driver exceptions (OSError, nats errors) are
 translated at the backend edge with ``raise ... from err``.
 

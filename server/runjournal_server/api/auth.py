@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runjournal.v1 import records_pb2
-from runjournal_server.errors import PermissionDeniedError, UnauthenticatedError
+from runjournal_server.core.errors import PermissionDeniedError, UnauthenticatedError
 
 AUTHORIZATION_HEADER = "authorization"
 BEARER_PREFIX = "bearer "

@@ -27,8 +27,8 @@ from prometheus_client.registry import Collector
 
 from runjournal.v1 import records_pb2
 from runjournal_server.core.kinds import Kind
-from runjournal_server.handler_wrapping import rewrap
-from runjournal_server.observing import AppendResult, Observer
+from runjournal_server.observability.handler_wrapping import rewrap
+from runjournal_server.observability.observer import AppendResult, Observer
 
 NAMESPACE = "runjournal"
 UNKNOWN_KIND = "unknown"

@@ -10,10 +10,7 @@ from typing import TextIO
 
 from runjournal.v1.state_pb2 import RunState
 from runjournal_server.backends.base import Backend, Journal, TaskStore, Tombstone, WriteRaceError
-from runjournal_server.core.fold import JournalRuleError, fold_stored
-from runjournal_server.core.records import StoredRecord
-from runjournal_server.core.sequence import AppendDecision, check_append
-from runjournal_server.errors import (
+from runjournal_server.core.errors import (
     CorruptJournalError,
     JournalError,
     LastSeqMismatchError,
@@ -22,6 +19,9 @@ from runjournal_server.errors import (
     RunLockedError,
     RunNotFoundError,
 )
+from runjournal_server.core.fold import JournalRuleError, fold_stored
+from runjournal_server.core.records import StoredRecord
+from runjournal_server.core.sequence import AppendDecision, check_append
 
 BATCH_RECORDS = 500
 """Records per append: half of JetStream's atomic batch limit (1,000, ``jetstream.config.MAX_ATOMIC_BATCH``)."""

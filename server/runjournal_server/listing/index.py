@@ -2,7 +2,7 @@
 
 It answers one question fast, whatever the number of runs: which runs, in
 order, could be on this page? It never answers what a listed run says: the
-listing reads every summary it returns from the journals (``listing.py``), so
+listing reads every summary it returns from the journals (``listing/pages.py``), so
 an index that lags can cost an extra read, never a wrong entry.
 
 Per run it keeps the sort key and the meta's facts (labels, task, parent:
@@ -24,100 +24,13 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from types import MappingProxyType
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TypeVar
 
-from runjournal.v1 import state_pb2
+from runjournal_server.backends.index_store import LABELS_UNKNOWN, Entry, RunState
+from runjournal_server.core.page_token import SortKey
 
-SortKey = tuple[int, int, str]
 K = TypeVar("K", SortKey, str)
-
-NO_META_KEY_SECONDS = 0
-"""A run whose meta cannot be read sorts last, as the listing always ordered it."""
-
-
-@dataclass(frozen=True, slots=True)
-class RunState:
-    """What the listing state filters read of a summary, as of ``last_seq``."""
-
-    status: int
-    waiting: int
-    """How many calls wait for a person."""
-    updated_ns: int | None
-    last_seq: int
-    version: object = None
-    """The store's cheap version of the journal taken *before* the summary was read (file: size, mtime and
-    inode), or None. Older than the state is safe (a repair reads the run again), newer never is, so the
-    state and its version are one value, replaced together."""
-
-    @classmethod
-    def of(cls, summary: state_pb2.RunSummary, version: object = None) -> RunState:
-        updated = summary.updated_at.ToNanoseconds() if summary.HasField("updated_at") else None
-        return cls(summary.status, len(summary.waiting_calls), updated, summary.last_seq, version)
-
-    def as_summary(self, run_id: str) -> state_pb2.RunSummary:
-        """A summary holding these fields, for ``RunFilter.admits_state`` (the one matching rule)."""
-        summary = state_pb2.RunSummary(run_id=run_id, status=self.status, last_seq=self.last_seq)  # type: ignore[arg-type]
-        if self.updated_ns is not None:
-            summary.updated_at.FromNanoseconds(self.updated_ns)
-        for _ in range(self.waiting):
-            summary.waiting_calls.add()
-        return summary
-
-
-@dataclass(slots=True)
-class Entry:
-    """One run in the index."""
-
-    run_id: str
-    key: SortKey
-    labels: Mapping[str, str] | None
-    """None when the meta could not be read (the run is listed from its summary, sorted last);
-    ``LABELS_UNKNOWN`` after a restart until the meta is read again."""
-    task_id: str = ""
-    parent_run_id: str = ""
-    state: RunState | None = None
-    """None until a summary was read."""
-    dirty: bool = True
-    gen: int = 0
-    """Bumped by every ``mark_dirty``: a read that began before news of a write must not clear ``dirty``."""
-    _summary: state_pb2.RunSummary | None = field(default=None, repr=False, compare=False)
-
-    def state_summary(self) -> state_pb2.RunSummary | None:
-        """``state`` as a summary, built once (the walk of a state filter checks many entries)."""
-        if self.state is None:
-            return None
-        if self._summary is None:
-            self._summary = self.state.as_summary(self.run_id)
-        return self._summary
-
-    def set_state(self, state: RunState | None) -> None:
-        self.state = state
-        self._summary = None
-
-
-LABELS_UNKNOWN: Mapping[str, str] = MappingProxyType({})
-"""The labels of a run loaded from the persisted index: not known until its meta is read (compared by identity)."""
-
-_LABELS: dict[tuple[tuple[str, str], ...], Mapping[str, str]] = {}
-_MAX_INTERNED_LABELS = 10_000
-
-
-def shared_labels(labels: Mapping[str, str]) -> Mapping[str, str]:
-    """One read-only mapping per distinct label set: 100,000 runs usually carry a handful of them."""
-    key = tuple(sorted(labels.items()))
-    found = _LABELS.get(key)
-    if found is None:
-        found = MappingProxyType(dict(key))
-        if len(_LABELS) < _MAX_INTERNED_LABELS:
-            _LABELS[key] = found
-    return found
-
-
-def no_meta_key(run_id: str) -> SortKey:
-    return (NO_META_KEY_SECONDS, 0, run_id)
 
 
 class ListingIndex:

@@ -30,25 +30,15 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
 from runjournal.v1 import records_pb2, state_pb2
-from runjournal_server import forking
-from runjournal_server.append_requests import encode_batch, encode_one
 from runjournal_server.backends.base import Backend, Deletion, Journal, WriteRaceError
-from runjournal_server.config import DEFAULT_MAX_WARM_BYTES
 from runjournal_server.core import records
 from runjournal_server.core.answering import check_answerable, check_decidable
-from runjournal_server.core.fold import Folder, JournalRuleError
-from runjournal_server.core.ids import validate_run_id
-from runjournal_server.core.kinds import kind_of
-from runjournal_server.core.resume import check_appended_reconfigure, check_claim_request, gate_claim, resume_reminder
-from runjournal_server.core.schema import validate_payload
-from runjournal_server.core.sequence import BatchOutcome, decide_batch
-from runjournal_server.deleting import RunDeleter
-from runjournal_server.errors import (
+from runjournal_server.core.errors import (
     CorruptJournalError,
     InvalidArgumentError,
     InvalidRecordError,
@@ -59,13 +49,21 @@ from runjournal_server.errors import (
     SeqGapError,
     StorageUnavailableError,
 )
-from runjournal_server.handles import ColdRead, RunHandles, Slot, stored_bytes
-from runjournal_server.listing import RunFilter, RunListing
-from runjournal_server.observing import NO_OBSERVER, Observer, result_of
-from runjournal_server.past_states import PastStates
-from runjournal_server.record_reader import RecordReader
-from runjournal_server.response_limit import ResponseLimit
-from runjournal_server.run_events import RunEvents
+from runjournal_server.core.fold import Folder, JournalRuleError
+from runjournal_server.core.ids import validate_run_id
+from runjournal_server.core.kinds import kind_of
+from runjournal_server.core.resume import check_appended_reconfigure, check_claim_request, gate_claim, resume_reminder
+from runjournal_server.core.schema import validate_payload
+from runjournal_server.core.sequence import BatchOutcome, decide_batch
+from runjournal_server.observability.observer import NO_OBSERVER, Observer, result_of
+from runjournal_server.runs import forking
+from runjournal_server.runs.deleting import RunDeleter
+from runjournal_server.runs.events import RunEvents
+from runjournal_server.runs.handles import DEFAULT_MAX_WARM_BYTES, ColdRead, RunHandles, Slot, stored_bytes
+from runjournal_server.runs.past_states import PastStates
+from runjournal_server.runs.reader import RecordReader
+from runjournal_server.runs.requests import encode_batch, encode_one
+from runjournal_server.runs.response_limit import ResponseLimit
 
 log = logging.getLogger(__name__)
 
@@ -124,20 +122,19 @@ class Runs:
         self._response_limit = ResponseLimit(max_response_bytes)
         self._past_states = PastStates()
         self._handles = RunHandles(backend, max_open=max_open_journals, max_warm_bytes=max_warm_bytes)
-        self._listing = RunListing(backend, self._handles.corruption)
         self.events = RunEvents()
         """Told of every acknowledged write, after it is durable: what Watch and WatchRuns wait on."""
-        self._deleter = RunDeleter(backend, self._handles, self._listing, self._past_states, self.events)
+        self._deleter = RunDeleter(backend, self._handles, self._past_states, self.events)
         self.events.listen(self._deleter)  # a deletion through another replica forgets the run here too
-        self.events.listen(self._listing.upkeep)  # the listing index hears of every write as it is announced
 
-    async def start(self, *, listing_index: bool = True) -> None:
-        """Load the listing index (``listing_upkeep.py``) before the server serves; its repair runs on.
+    @property
+    def backend(self) -> Backend:
+        return self._backend
 
-        Without it (or without ``start``) every listing reads every run.
-        """
-        if listing_index:
-            await self._listing.start()
+    @property
+    def corruption(self) -> Mapping[str, str]:
+        """Runs a full read found damaged, with the problem: the listing lists them CORRUPT."""
+        return self._handles.corruption
 
     # ----------------------------------------------------------------- append
 
@@ -479,7 +476,7 @@ class Runs:
     # ------------------------------------------------------------------- fork
 
     async def fork(self, run_id: str, at_seq: int, new_run_id: str) -> forking.Fork:
-        """Create ``new_run_id`` from records 1..at_seq of ``run_id`` in one atomic creation (``forking.py``)."""
+        """Create ``new_run_id`` from records 1..at_seq of ``run_id`` in one atomic creation (``runs/forking.py``)."""
         validate_run_id(run_id)
         validate_run_id(new_run_id, "new_run_id")
         forking.check_at_seq(at_seq)
@@ -495,27 +492,10 @@ class Runs:
             self.events.stored(new_run_id, journal.last_seq)
         return fork
 
-    # ------------------------------------------------------------------- list
-
-    async def list_runs(
-        self, *, page_size: int, page_token: str, where: RunFilter
-    ) -> tuple[list[state_pb2.RunSummary], str]:
-        """A page of summaries, newest first, by the shared listing rule (``listing.py``)."""
-        if where.task_id:
-            validate_run_id(where.task_id, "task_id")
-        if where.parent_run_id:
-            validate_run_id(where.parent_run_id, "parent_run_id")
-        return await self._listing.page(page_size=page_size, page_token=page_token, where=where)
-
-    async def summary(self, run_id: str) -> state_pb2.RunSummary:
-        """One run's summary by the listing rule, read now (what WatchRuns sends); RunNotFoundError if absent."""
-        validate_run_id(run_id)
-        return await self._listing.summary(run_id)
-
     # ----------------------------------------------------------------- delete
 
     async def delete(self, run_id: str, expected_last_seq: int) -> Deletion:
-        """Delete the run if its last seq is ``expected_last_seq``, keeping a tombstone (``deleting.py``)."""
+        """Delete the run if its last seq is ``expected_last_seq``, keeping a tombstone (``runs/deleting.py``)."""
         return await self._deleter.delete(run_id, expected_last_seq)
 
     # ------------------------------------------------------------------- read
@@ -586,5 +566,4 @@ class Runs:
 
     async def close(self) -> None:
         """Close every journal this server holds (releasing their locks)."""
-        await self._listing.close()
         await self._handles.close()

@@ -6,21 +6,21 @@ the run's flock, which the deletion takes itself. The backend then checks
 the last seq against the caller's, keeps a durable tombstone and erases the
 run (``Backend.delete_run``; on JetStream the erasure goes on in the
 background after the answer, ``backends/jetstream/erasing.py``). Only after
-that does the server forget what it knew of the run (the listing's meta
-cache, the corruption ledger, past states) and tell the run's watchers, which
-end with RUN_DELETED. A retry answers the tombstone's last seq with
+that is every listener told (``RunEvents.deleted``), once: this deleter
+forgets the corruption ledger's and past states' memory of the run, the
+listing its index entry and meta cache, and the run's watchers end with
+RUN_DELETED. A retry answers the tombstone's last seq with
 ``deleted`` false, once the erasure is complete.
 """
 
 from __future__ import annotations
 
 from runjournal_server.backends.base import Backend, Deletion
+from runjournal_server.core.errors import InvalidArgumentError
 from runjournal_server.core.ids import validate_run_id
-from runjournal_server.errors import InvalidArgumentError
-from runjournal_server.handles import RunHandles
-from runjournal_server.listing import RunListing
-from runjournal_server.past_states import PastStates
-from runjournal_server.run_events import RunEvents
+from runjournal_server.runs.events import RunEvents
+from runjournal_server.runs.handles import RunHandles
+from runjournal_server.runs.past_states import PastStates
 
 
 class RunDeleter:
@@ -30,13 +30,11 @@ class RunDeleter:
         self,
         backend: Backend,
         handles: RunHandles,
-        listing: RunListing,
         past_states: PastStates,
         events: RunEvents,
     ) -> None:
         self._backend = backend
         self._handles = handles
-        self._listing = listing
         self._past_states = past_states
         self._events = events
 
@@ -48,12 +46,13 @@ class RunDeleter:
             await self._handles.drop(slot)
             # Not waiting for the erasure: the tombstone already makes every call about the run RUN_DELETED.
             deletion = await self._backend.delete_run(run_id, expected_last_seq, wait_for_erase=False)
-            self._forget(run_id)
         if deletion.deleted:
-            self._events.deleted(run_id)
+            self._events.deleted(run_id)  # every listener, this one included, forgets the run once
+        else:
+            self._forget(run_id)  # a retry: the deletion was told when it happened, here or on another replica
         return deletion
 
-    # RunListener (``run_events.py``): a run deleted through another replica is forgotten here too.
+    # RunListener (``runs/events.py``): a run deleted through another replica is forgotten here too.
 
     def stored(self, run_id: str, last_seq: int) -> None:
         pass
@@ -62,6 +61,5 @@ class RunDeleter:
         self._forget(run_id)
 
     def _forget(self, run_id: str) -> None:
-        self._listing.forget(run_id)
         self._handles.forget_corrupt(run_id)
         self._past_states.forget(run_id)

@@ -33,11 +33,11 @@ from dataclasses import dataclass
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from runjournal.v1 import records_pb2
+from runjournal_server.core.errors import CorruptJournalError, InvalidArgumentError
 from runjournal_server.core.fold import Folder, JournalRuleError, fold_stored
 from runjournal_server.core.records import StoredRecord, encode
-from runjournal_server.errors import CorruptJournalError, InvalidArgumentError
-from runjournal_server.handles import FOLD_ON_LOOP_RECORDS
-from runjournal_server.record_reader import RecordReader
+from runjournal_server.runs.handles import FOLD_ON_LOOP_RECORDS
+from runjournal_server.runs.reader import RecordReader
 
 MAX_FORK_SEQ = (1 << 31) - 1
 """``ForkOrigin.seq`` is an int32, as every number in a record payload is."""

@@ -1,9 +1,9 @@
-"""What the server tells about its work as it goes, to whoever listens (``metrics.py``).
+"""What the server tells about its work as it goes, to whoever listens (``observability/metrics.py``).
 
 ``Observer`` is told the result of every Append and AppendBatch (by
-``runs.py``), every store write (by ``Journal.append`` and
+``runs/runs.py``), every store write (by ``Journal.append`` and
 ``Backend.create_journal``) and every Read, Watch and WatchRuns stream (by
-``service.py``). This base class tells no one, so a ``Runs`` built without
+``api/servicers.py``). This base class tells no one, so a ``Runs`` built without
 one (tests, tools) does no bookkeeping at all. Nothing here names a run: an observer sees record
 kinds, results, counts and durations, never run ids.
 """
@@ -15,7 +15,7 @@ import enum
 from collections.abc import Sequence
 
 from runjournal.v1 import records_pb2
-from runjournal_server.errors import RunClaimedError, RunExistsError, SeqConflictError, SeqGapError
+from runjournal_server.core.errors import RunClaimedError, RunExistsError, SeqConflictError, SeqGapError
 
 
 class AppendResult(enum.StrEnum):

@@ -15,7 +15,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from runjournal.error_metadata import metadata_problems
-from runjournal_server.errors import JournalError, Reason
+from runjournal_server.core.errors import JournalError, Reason
 
 log = logging.getLogger(__name__)
 

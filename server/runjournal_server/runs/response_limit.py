@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from runjournal_server.core.errors import ResponseTooLargeError
 from runjournal_server.core.fold import Folder
-from runjournal_server.errors import ResponseTooLargeError
 
 RESPONSE_SLACK_BYTES = 16 * 1024
 """Room kept in a response for what surrounds the state (framing, the gate report's strings, the reminder)."""

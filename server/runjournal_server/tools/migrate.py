@@ -45,7 +45,7 @@ from typing import TextIO
 
 from runjournal_server import config as config_module
 from runjournal_server.backends.base import Backend
-from runjournal_server.migrate_copy import (
+from runjournal_server.tools.migrate_copy import (
     Outcome,
     Progress,
     Status,
@@ -54,7 +54,7 @@ from runjournal_server.migrate_copy import (
     migrate_task_tombstone,
     migrate_tombstone,
 )
-from runjournal_server.migrate_endpoints import Endpoint, SpecError, parse_spec
+from runjournal_server.tools.migrate_endpoints import Endpoint, SpecError, parse_spec
 
 DEFAULT_CONCURRENCY = 16
 MAX_CONCURRENCY = 32
