@@ -27,7 +27,8 @@ from runjournal.v1 import task_service_pb2 as tpb
 from runjournal.v1 import task_service_pb2_grpc as tpb_grpc
 from runjournal_server.api.auth import ANY_SCOPE, UNRESTRICTED, Access, Scope, TokenTable
 from runjournal_server.api.status import to_status
-from runjournal_server.api.streams import read_response, watch_run, watch_runs
+from runjournal_server.api.watch import read_response, watch_run
+from runjournal_server.api.watch_runs import watch_runs
 from runjournal_server.core.errors import InvalidArgumentError, JournalError, Reason
 from runjournal_server.core.schema import timestamp_problem
 from runjournal_server.listing.filter import RunFilter

@@ -1,36 +1,33 @@
-"""Watch and WatchRuns: a run's records, and the listing's summaries, as they change.
+"""Read and Watch: a run's records, stored and then as they are acknowledged.
 
-Both streams follow one rule (``runs/events.py``): subscribe to the news
-first, then read the store, then wait for news past what was sent. The news
-says only *that* something moved; what is sent is always read from the store
-after the news, so it is never stale, never ahead of what is acknowledged
-(``Runs.read``), and nothing is buffered for a slow client: while gRPC flow
-control holds a stream up, the stream holds one serialized item, what is
-left of one read of the store (a chunk, about 256 KiB at most) and the news
-(one seq, or one set of run ids), and reads the store again when it moves on.
+Watch and WatchRuns (``api/watch_runs.py``) follow one rule (``runs/events.py``):
+subscribe to the news first, then read the store, then wait for news past
+what was sent. The news says only *that* something moved; what is sent is
+always read from the store after the news, so it is never stale, never ahead
+of what is acknowledged (``Runs.read``), and nothing is buffered for a slow
+client: while gRPC flow control holds a stream up, the stream holds one
+serialized item, what is left of one read of the store (a chunk, about
+256 KiB at most) and the news (one seq, or one set of run ids), and reads
+the store again when it moves on.
 
-Items are serialized here, one at a time, and the record or summary they
-came from is dropped before the item is handed out, so what a stalled client
-costs its stream does not grow with what is appended meanwhile.
+Items are serialized here, one at a time, and the record they came from is
+dropped before the item is handed out, so what a stalled client costs its
+stream does not grow with what is appended meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 from collections.abc import AsyncGenerator
 
 from runjournal.v1 import journal_service_pb2 as pb
-from runjournal.v1 import records_pb2, state_pb2
+from runjournal.v1 import records_pb2
 from runjournal_server.core.errors import InvalidArgumentError, RunDeletedError, RunNotFoundError
 from runjournal_server.core.ids import validate_run_id
-from runjournal_server.core.page_token import MAX_PAGE_SIZE
 from runjournal_server.core.records import StoredRecord
-from runjournal_server.listing.filter import RunFilter
-from runjournal_server.listing.pages import RunListing
-from runjournal_server.runs.events import EventsClosedError, RunChannel, RunEvents
+from runjournal_server.runs.events import EventsClosedError, RunChannel
 from runjournal_server.runs.runs import Runs
 
 log = logging.getLogger(__name__)
@@ -52,9 +49,6 @@ forward read from a seq may first scan the journal up to it (the file
 backend counts lines): 100 ms per append on a 30 MB run. A watcher further
 behind (its client stalled) reads forward instead, a chunk at a time.
 """
-
-LISTING_PAGE_SIZE = min(100, MAX_PAGE_SIZE)
-"""WatchRuns reads the matching runs a page at a time: its stored part holds one page, not the listing."""
 
 
 def read_response(stored: StoredRecord) -> pb.ReadResponse:
@@ -210,61 +204,3 @@ class _Records:
 
     async def aclose(self) -> None:
         await self._reader.aclose()
-
-
-# --------------------------------------------------------------- WatchRuns
-
-
-async def watch_runs(events: RunEvents, listing: RunListing, where: RunFilter) -> AsyncGenerator[bytes, None]:
-    """The serialized WatchRunsResponse items of the runs ``where`` admits (see JournalService.WatchRuns).
-
-    Remembers, per run it has sent, a digest of the last summary sent: a run
-    that leaves is sent as ``left`` once, and news that changed nothing a
-    summary shows (this replica hears of its own writes twice on JetStream:
-    from ``runs/runs.py`` and from the feed) sends nothing.
-    """
-    with events.watch_all() as changed:  # subscribed before the listing is read: no change is missed
-        sent: dict[str, bytes] = {}
-        token = ""
-        while True:
-            page, token = await listing.page(page_size=LISTING_PAGE_SIZE, page_token=token, where=where)
-            page.reverse()
-            while page:
-                item = _summary_item(page.pop(), sent)
-                if item is not None:
-                    yield item
-            if not token:
-                break
-        yield pb.WatchRunsResponse(caught_up=pb.CaughtUp(head_seq=0)).SerializeToString()
-        while True:
-            for run_id in await changed.next():
-                item = await _change_item(listing, where, run_id, sent)
-                if item is not None:
-                    yield item
-
-
-async def _change_item(listing: RunListing, where: RunFilter, run_id: str, sent: dict[str, bytes]) -> bytes | None:
-    """What a change of ``run_id`` sends: its summary now when it matches, ``left`` when a sent run stopped."""
-    if not run_id.startswith(tuple(where.run_id_prefixes)):
-        return None  # outside the token's prefixes: not even read
-    try:
-        summary = await listing.summary(run_id)
-    except (RunNotFoundError, RunDeletedError):
-        if sent.pop(run_id, None) is None:
-            return None
-        return pb.WatchRunsResponse(left=pb.RunLeft(run_id=run_id, deleted=True)).SerializeToString()
-    if where.admits(summary):
-        return _summary_item(summary, sent)
-    if sent.pop(run_id, None) is None:
-        return None
-    return pb.WatchRunsResponse(left=pb.RunLeft(run_id=run_id, deleted=False)).SerializeToString()
-
-
-def _summary_item(summary: state_pb2.RunSummary, sent: dict[str, bytes]) -> bytes | None:
-    """The item of a matching summary; None when it is the summary sent last for that run."""
-    item = pb.WatchRunsResponse(run=summary).SerializeToString()
-    digest = hashlib.blake2b(item, digest_size=16).digest()
-    if sent.get(summary.run_id) == digest:
-        return None
-    sent[summary.run_id] = digest
-    return item

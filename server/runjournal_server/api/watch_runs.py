@@ -1,0 +1,77 @@
+"""WatchRuns: the listing's summaries of the matching runs, then each change as it happens.
+
+The rule is Watch's (``api/watch.py``): subscribe to the news, read the
+listing, then read a changed run's summary again after each piece of news,
+so nothing sent is stale and nothing is buffered for a slow client.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import AsyncGenerator
+
+from runjournal.v1 import journal_service_pb2 as pb
+from runjournal.v1 import state_pb2
+from runjournal_server.core.errors import RunDeletedError, RunNotFoundError
+from runjournal_server.core.page_token import MAX_PAGE_SIZE
+from runjournal_server.listing.filter import RunFilter
+from runjournal_server.listing.pages import RunListing
+from runjournal_server.runs.events import RunEvents
+
+LISTING_PAGE_SIZE = min(100, MAX_PAGE_SIZE)
+"""WatchRuns reads the matching runs a page at a time: its stored part holds one page, not the listing."""
+
+
+async def watch_runs(events: RunEvents, listing: RunListing, where: RunFilter) -> AsyncGenerator[bytes, None]:
+    """The serialized WatchRunsResponse items of the runs ``where`` admits (see JournalService.WatchRuns).
+
+    Remembers, per run it has sent, a digest of the last summary sent: a run
+    that leaves is sent as ``left`` once, and news that changed nothing a
+    summary shows (this replica hears of its own writes twice on JetStream:
+    from ``runs/runs.py`` and from the feed) sends nothing.
+    """
+    with events.watch_all() as changed:  # subscribed before the listing is read: no change is missed
+        sent: dict[str, bytes] = {}
+        token = ""
+        while True:
+            page, token = await listing.page(page_size=LISTING_PAGE_SIZE, page_token=token, where=where)
+            page.reverse()
+            while page:
+                item = _summary_item(page.pop(), sent)
+                if item is not None:
+                    yield item
+            if not token:
+                break
+        yield pb.WatchRunsResponse(caught_up=pb.CaughtUp(head_seq=0)).SerializeToString()
+        while True:
+            for run_id in await changed.next():
+                item = await _change_item(listing, where, run_id, sent)
+                if item is not None:
+                    yield item
+
+
+async def _change_item(listing: RunListing, where: RunFilter, run_id: str, sent: dict[str, bytes]) -> bytes | None:
+    """What a change of ``run_id`` sends: its summary now when it matches, ``left`` when a sent run stopped."""
+    if not run_id.startswith(tuple(where.run_id_prefixes)):
+        return None  # outside the token's prefixes: not even read
+    try:
+        summary = await listing.summary(run_id)
+    except (RunNotFoundError, RunDeletedError):
+        if sent.pop(run_id, None) is None:
+            return None
+        return pb.WatchRunsResponse(left=pb.RunLeft(run_id=run_id, deleted=True)).SerializeToString()
+    if where.admits(summary):
+        return _summary_item(summary, sent)
+    if sent.pop(run_id, None) is None:
+        return None
+    return pb.WatchRunsResponse(left=pb.RunLeft(run_id=run_id, deleted=False)).SerializeToString()
+
+
+def _summary_item(summary: state_pb2.RunSummary, sent: dict[str, bytes]) -> bytes | None:
+    """The item of a matching summary; None when it is the summary sent last for that run."""
+    item = pb.WatchRunsResponse(run=summary).SerializeToString()
+    digest = hashlib.blake2b(item, digest_size=16).digest()
+    if sent.get(summary.run_id) == digest:
+        return None
+    sent[summary.run_id] = digest
+    return item
