@@ -92,7 +92,7 @@ PYTEST_COVERED: dict[str, list[tuple[str, str]]] = {
     "CORRUPT_JOURNAL": [
         ("tests/api/test_files.py", "test_flipped_byte_in_an_interior_line_is_corrupt_with_its_line_and_listed"),
         (
-            "tests/api/test_jetstream_replicas_hardening.py",
+            "tests/api/test_jetstream_replicas.py",
             "test_a_stray_message_in_a_run_is_corrupt_journal_in_read_fold_and_the_listing",
         ),
     ],
@@ -102,7 +102,7 @@ PYTEST_COVERED: dict[str, list[tuple[str, str]]] = {
             "test_full_tmpfs_refuses_appends_creations_and_claims_and_recovers_when_it_grows",
         ),
         (
-            "tests/api/test_jetstream_replicas_hardening.py",
+            "tests/api/test_jetstream_replicas.py",
             "test_a_creation_batch_that_cannot_be_stored_whole_leaves_no_run",
         ),
     ],

@@ -1,4 +1,4 @@
-"""Append defects found by attacking the server (issue "Hardening"), over real gRPC on both backends.
+"""Append at seq 1, creation batches and appended reconfigures, over real gRPC on both backends.
 
 * A non-meta record at seq 1 of an existing run is a SEQ_CONFLICT, not RUN_EXISTS.
 * A reconfigure a worker appends obeys the resume gate's classes, as Claim does

@@ -1,4 +1,4 @@
-"""The file backend hardened (issue 10): atomic batches, creation batches, streaming reads, links and swapped files.
+"""The file backend: atomic batches, creation batches, streaming reads, links and swapped files.
 
 A crash is simulated in process by a write that stops part-way with an
 exception no code path catches (not an ``OSError``, so nothing rolls back):

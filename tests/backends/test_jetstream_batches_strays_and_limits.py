@@ -1,4 +1,4 @@
-"""JetStream backend hardening (issue 10): atomic creation batches, refusals that are write races,
+"""The JetStream backend: atomic creation batches, refusals that are write races,
 stray messages in a run's subjects, bounded streaming reads, and the server's payload limit.
 
 Real nats-server only: a second replica is a second backend with its own

@@ -1,4 +1,4 @@
-"""JetStream at the API (issue 10): two replicas answer from every acknowledged record, stray messages
+"""JetStream at the API: two replicas answer from every acknowledged record, stray messages
 in a run's subjects are CORRUPT_JOURNAL, and a creation batch is stored whole or not at all.
 
 Two ``runjournal serve`` processes on one stream are replica A and replica B;
