@@ -1,8 +1,8 @@
-"""ListRuns: pages of run summaries, newest first, by the shared listing rule.
+"""ListRuns and WatchRuns: pages of run summaries, newest first, by the shared listing rule.
 
 A run's summary comes from its meta and its last non-inert record (see
-``summary.py``), and, where a call might wait for a person, from the trailing
-turn (``inbox.py``): never from a fold of the whole journal.
+``core/summary.py``), and, where a call might wait for a person, from the
+trailing turn (``core/inbox.py``): never from a fold of the whole journal.
 
 Which runs a page holds comes from the listing index (``listing/index.py``,
 kept true by ``listing/upkeep.py``): the newest-first order of the token's
@@ -11,7 +11,9 @@ runs and their last known states, so a page reads the summaries it returns
 summary returned is read from its journal. Without the index (being rebuilt,
 switched off, or on a shared store whose news cannot be known complete) a
 page reads every run's meta, cached per server lifetime, and tail, as it
-always did.
+always did. Either way one helper (``_fill``) fills the page from the
+candidates in order. A page ends at a sort key (``page_after``, which
+WatchRuns walks); only ListRuns turns it into a page token (``page``).
 
 Damage is never hidden: a run whose meta or tail cannot be read, or that the
 server already found damaged on a full read, is listed as CORRUPT. Nor does
