@@ -20,7 +20,7 @@ import pytest
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc, state_pb2
 from runjournal_server.api.auth import token_sha256
-from runjournal_server.listing.upkeep import INDEX_DIR
+from runjournal_server.listing.persistence import INDEX_DIR
 from tests.conftest import new_stream_target
 from tests.servers import ServerProcess
 from tests.support import builders as b

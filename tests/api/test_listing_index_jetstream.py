@@ -1,6 +1,6 @@
 """The listing index on JetStream: replicas share the runs, each keeps its own index, persisted in a KV bucket.
 
-What must hold (``listing_upkeep.py``, ``backends/jetstream/listing_store.py``):
+What must hold (``listing/upkeep.py``, ``backends/jetstream/listing_store.py``):
 a run another replica acknowledged before ListRuns began is on the page (the
 barrier); after a restart, with writes through another replica while this one
 was down, every page is what a server with no index lists; a damaged or

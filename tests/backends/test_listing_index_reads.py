@@ -83,7 +83,8 @@ async def test_the_first_pages_after_a_restart_read_only_what_they_list(tmp_path
 async def test_an_index_missing_most_runs_is_completed_in_the_background_not_before_serving(tmp_path: Path):
     """A rebuild a crash cut short leaves an index of a few runs: the start must not read all the others first."""
     from runjournal_server.backends.file.index_store import FileIndexStore
-    from runjournal_server.listing.upkeep import INDEX_DIR, INLINE_NEW_RUNS
+    from runjournal_server.listing.persistence import INDEX_DIR
+    from runjournal_server.listing.upkeep import INLINE_NEW_RUNS
 
     many = INLINE_NEW_RUNS + 50
     for index in range(many):

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from runjournal.v1 import records_pb2
 from runjournal_server.core.errors import PermissionDeniedError, UnauthenticatedError
+from runjournal_server.core.ids import has_prefix
 
 AUTHORIZATION_HEADER = "authorization"
 BEARER_PREFIX = "bearer "
@@ -110,7 +111,7 @@ class Access:
                 )
 
     def allows(self, run_id: str) -> bool:
-        return any(run_id.startswith(prefix) for prefix in self.run_id_prefixes)
+        return has_prefix(run_id, self.run_id_prefixes)
 
     def check_run(self, run_id: str) -> None:
         if not self.allows(run_id):

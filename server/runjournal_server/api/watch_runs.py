@@ -2,7 +2,9 @@
 
 The rule is Watch's (``api/watch.py``): subscribe to the news, read the
 listing, then read a changed run's summary again after each piece of news,
-so nothing sent is stale and nothing is buffered for a slow client.
+so nothing sent is stale and nothing is buffered for a slow client. The
+listing is walked a page at a time by its position (``RunListing.page_after``),
+never through ListRuns' public page token.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import AsyncGenerator
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import state_pb2
 from runjournal_server.core.errors import RunDeletedError, RunNotFoundError
-from runjournal_server.core.page_token import MAX_PAGE_SIZE
+from runjournal_server.core.page_token import MAX_PAGE_SIZE, SortKey
 from runjournal_server.listing.filter import RunFilter
 from runjournal_server.listing.pages import RunListing
 from runjournal_server.runs.events import RunEvents
@@ -30,17 +32,18 @@ async def watch_runs(events: RunEvents, listing: RunListing, where: RunFilter) -
     summary shows (this replica hears of its own writes twice on JetStream:
     from ``runs/runs.py`` and from the feed) sends nothing.
     """
+    where.check()
     with events.watch_all() as changed:  # subscribed before the listing is read: no change is missed
         sent: dict[str, bytes] = {}
-        token = ""
+        after: SortKey | None = None  # the listing's position: an internal cursor, not a page token
         while True:
-            page, token = await listing.page(page_size=LISTING_PAGE_SIZE, page_token=token, where=where)
+            page, after = await listing.page_after(after, page_size=LISTING_PAGE_SIZE, where=where)
             page.reverse()
             while page:
                 item = _summary_item(page.pop(), sent)
                 if item is not None:
                     yield item
-            if not token:
+            if after is None:
                 break
         yield pb.WatchRunsResponse(caught_up=pb.CaughtUp(head_seq=0)).SerializeToString()
         while True:
@@ -52,7 +55,7 @@ async def watch_runs(events: RunEvents, listing: RunListing, where: RunFilter) -
 
 async def _change_item(listing: RunListing, where: RunFilter, run_id: str, sent: dict[str, bytes]) -> bytes | None:
     """What a change of ``run_id`` sends: its summary now when it matches, ``left`` when a sent run stopped."""
-    if not run_id.startswith(tuple(where.run_id_prefixes)):
+    if not where.admits_run_id(run_id):
         return None  # outside the token's prefixes: not even read
     try:
         summary = await listing.summary(run_id)

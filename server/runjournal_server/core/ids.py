@@ -1,4 +1,4 @@
-"""The run-id grammar, checked at every entry point with a full match.
+"""The run-id grammar, checked at every entry point with a full match; and the prefix match of tenants.
 
 A run id becomes a file name and a NATS subject token, so it may hold only
 ``[A-Za-z0-9_-]``: a ``.``, ``*`` or ``>`` would widen a subject fence across
@@ -9,6 +9,7 @@ used because ``$`` alone would accept a trailing newline.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from runjournal_server.core.errors import InvalidArgumentError
 
@@ -34,3 +35,14 @@ def validate_run_id(run_id: str, field: str = "run_id") -> str:
             "starting with a letter or digit",
         )
     return run_id
+
+
+def has_prefix(run_id: str, prefixes: Sequence[str]) -> bool:
+    """Whether ``run_id`` starts with one of ``prefixes``: the tenant boundary, and nothing else.
+
+    The one statement of it, read by a token's access (``api/auth.py``),
+    the listing's filter and its two walks (``listing/``) and WatchRuns: so
+    what a token may touch, list and watch cannot drift apart. ``""`` covers
+    every id; no prefixes cover none.
+    """
+    return run_id.startswith(tuple(prefixes))

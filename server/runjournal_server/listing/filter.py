@@ -6,6 +6,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from runjournal.v1 import state_pb2
+from runjournal_server.core.errors import InvalidArgumentError
+from runjournal_server.core.ids import has_prefix
 
 _NOT_STOPPED = frozenset(
     {
@@ -22,9 +24,11 @@ _NOT_STOPPED = frozenset(
 class RunFilter:
     """What ListRuns and WatchRuns may ask for; every condition must hold.
 
-    The one statement of what matching means: ``admits_meta`` for what a run's
-    meta decides (checked before any summary is read), ``admits`` for a whole
-    summary (the listing's later checks, and WatchRuns on every change).
+    The one statement of what matching means: ``admits_run_id`` for what the
+    id alone decides (the token's prefixes, checked before anything is read),
+    ``admits_meta`` for what a run's meta decides (checked before any summary
+    is read), ``admits`` for a whole summary (the listing's later checks, and
+    WatchRuns on every change).
     """
 
     status: int = 0
@@ -35,6 +39,15 @@ class RunFilter:
     stopped_before: float | None = None
     """Seconds since the epoch: only stopped runs whose last record was stored before then."""
     run_id_prefixes: Sequence[str] = ("",)
+
+    def check(self) -> None:
+        """Refuse (INVALID_ARGUMENT) a status this server does not know, before any run is read."""
+        if self.status not in state_pb2.RunStatus.values():
+            raise InvalidArgumentError("status", f"unknown status {self.status}")
+
+    def admits_run_id(self, run_id: str) -> bool:
+        """What the id alone decides: one of the token's prefixes (``core/ids.has_prefix``)."""
+        return has_prefix(run_id, self.run_id_prefixes)
 
     def admits_meta(self, labels: Mapping[str, str], task_id: str, parent_run_id: str) -> bool:
         """What the meta alone decides: labels, task and parent."""
@@ -73,7 +86,7 @@ class RunFilter:
     def admits(self, summary: state_pb2.RunSummary) -> bool:
         """Every condition, on a whole summary (the token's prefixes included)."""
         return (
-            summary.run_id.startswith(tuple(self.run_id_prefixes))
+            self.admits_run_id(summary.run_id)
             and self.admits_meta(summary.labels, summary.task_id, summary.parent_run_id)
             and self.admits_state(summary)
         )

@@ -16,8 +16,9 @@ since the last upkeep tick) is *pending*: the listing places it before it
 answers. So a state filter never misses a run this server wrote.
 
 Tenants: runs are also kept sorted by id, so the runs of one run-id prefix
-are found by bisection and ordered once per prefix (kept up to date
-afterwards); a token's listing walks its own runs only.
+(``core/ids.has_prefix``, the match a token's access makes) are found by
+bisection and ordered once per prefix (kept up to date afterwards); a
+token's listing walks its own runs only.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TypeVar
 
 from runjournal_server.backends.index_store import LABELS_UNKNOWN, Entry, RunState
+from runjournal_server.core.ids import has_prefix
 from runjournal_server.core.page_token import SortKey
 
 K = TypeVar("K", SortKey, str)
@@ -97,7 +99,7 @@ class ListingIndex:
         bisect.insort(self._order, entry.key)
         bisect.insort(self._ids, entry.run_id)
         for prefix, keys in self._by_prefix.items():
-            if entry.run_id.startswith(prefix):
+            if has_prefix(entry.run_id, (prefix,)):
                 bisect.insort(keys, entry.key)
         self.pending.discard(entry.run_id)
         self._changes += 1
@@ -111,7 +113,7 @@ class ListingIndex:
         _discard(self._order, entry.key)
         _discard(self._ids, run_id)
         for prefix, keys in self._by_prefix.items():
-            if run_id.startswith(prefix):
+            if has_prefix(run_id, (prefix,)):
                 _discard(keys, entry.key)
         self._changes += 1
         return entry
@@ -221,7 +223,7 @@ class ListingIndex:
         if keys is None:
             start = bisect.bisect_left(self._ids, prefix)
             end = start
-            while end < len(self._ids) and self._ids[end].startswith(prefix):
+            while end < len(self._ids) and has_prefix(self._ids[end], (prefix,)):
                 end += 1
             keys = sorted(self._entries[run_id].key for run_id in self._ids[start:end])
             self._by_prefix[prefix] = keys
@@ -247,6 +249,6 @@ def _minimal(prefixes: Sequence[str]) -> list[str]:
     unique = sorted(set(prefixes)) or [""]
     kept: list[str] = []
     for prefix in unique:
-        if not any(prefix.startswith(other) for other in kept):
+        if not has_prefix(prefix, kept):
             kept.append(prefix)
     return kept

@@ -1,8 +1,8 @@
-"""ListRuns: pages of run summaries, newest first, by the shared listing rule.
+"""ListRuns and WatchRuns: pages of run summaries, newest first, by the shared listing rule.
 
 A run's summary comes from its meta and its last non-inert record (see
-``summary.py``), and, where a call might wait for a person, from the trailing
-turn (``inbox.py``): never from a fold of the whole journal.
+``core/summary.py``), and, where a call might wait for a person, from the
+trailing turn (``core/inbox.py``): never from a fold of the whole journal.
 
 Which runs a page holds comes from the listing index (``listing/index.py``,
 kept true by ``listing/upkeep.py``): the newest-first order of the token's
@@ -11,7 +11,9 @@ runs and their last known states, so a page reads the summaries it returns
 summary returned is read from its journal. Without the index (being rebuilt,
 switched off, or on a shared store whose news cannot be known complete) a
 page reads every run's meta, cached per server lifetime, and tail, as it
-always did.
+always did. Either way one helper (``_fill``) fills the page from the
+candidates in order. A page ends at a sort key (``page_after``, which
+WatchRuns walks); only ListRuns turns it into a page token (``page``).
 
 Damage is never hidden: a run whose meta or tail cannot be read, or that the
 server already found damaged on a full read, is listed as CORRUPT. Nor does
@@ -25,12 +27,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 from runjournal.v1 import state_pb2
 from runjournal_server.backends.base import Backend
-from runjournal_server.backends.index_store import LABELS_UNKNOWN, Entry
+from runjournal_server.backends.index_store import LABELS_UNKNOWN, Entry, no_meta_key
 from runjournal_server.core.errors import (
     CorruptJournalError,
     InvalidArgumentError,
@@ -58,6 +61,32 @@ READ_CONCURRENCY = 8
 32 at once stalled the event loop 70-85 ms per page, 8 at once 8-15 ms and answered as fast."""
 WALK_CHUNK = 512
 """Index entries a page's walk examines between two turns of the event loop."""
+
+
+class _Candidate(Protocol):
+    """A run that may be on a page, in the page's order: an index entry, or a run the full read listed."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def key(self) -> SortKey: ...
+
+
+C = TypeVar("C", bound=_Candidate)
+
+
+@dataclass(frozen=True)
+class _Listed:
+    """A run the full read listed (without the index), at its place in the order."""
+
+    run_id: str
+    key: SortKey
+
+
+async def _each(candidates: Sequence[C]) -> AsyncGenerator[C, None]:
+    for candidate in candidates:
+        yield candidate
 
 
 @dataclass(frozen=True)
@@ -98,78 +127,95 @@ class RunListing:
     async def page(
         self, *, page_size: int, page_token: str, where: RunFilter
     ) -> tuple[list[state_pb2.RunSummary], str]:
+        """ListRuns' page: the runs after the position ``page_token`` names, and the next page's token."""
         if page_size < 0 or page_size > MAX_PAGE_SIZE:
             raise InvalidArgumentError("page_size", f"must be between 0 and {MAX_PAGE_SIZE}")
-        page_size = page_size or DEFAULT_PAGE_SIZE
-        if where.status not in state_pb2.RunStatus.values():
-            raise InvalidArgumentError("status", f"unknown status {where.status}")
+        where.check()
         after = decode_page_token(page_token)
+        page, last = await self.page_after(after, page_size=page_size or DEFAULT_PAGE_SIZE, where=where)
+        return page, encode_page_token(last)
+
+    async def page_after(
+        self, after: SortKey | None, *, page_size: int, where: RunFilter
+    ) -> tuple[list[state_pb2.RunSummary], SortKey | None]:
+        """Up to ``page_size`` (at least 1) summaries ``where`` admits, newest first, after the position ``after``.
+
+        With the sort key of the page's last run when another page follows,
+        else None: the position, not a token, so WatchRuns walks the listing
+        by it and only ListRuns encodes it. ``where`` is checked by its caller
+        (``RunFilter.check``).
+        """
         if self.upkeep.ready and await self.upkeep.trusted():
-            return await self._indexed_page(page_size, after, where)
-        prefixes = tuple(where.run_id_prefixes)
-        run_ids = [r for r in await self._backend.list_run_ids() if r.startswith(prefixes)]
-        infos = await self._meta_infos(run_ids)
+            await self.upkeep.place_pending()
+            return await self._fill(self._matching(where, after, page_size), self._read_indexed, page_size, where)
+        return await self._fill(_each(await self._listed(where, after)), self._read_listed, page_size, where)
 
-        def key(run_id: str) -> SortKey:
-            info = infos.get(run_id)
-            return info.sort_key if info is not None else (0, 0, run_id)  # unreadable meta: listed last
+    @staticmethod
+    async def _fill(
+        candidates: AsyncGenerator[C, None],
+        read: Callable[[Sequence[C]], Awaitable[list[state_pb2.RunSummary | None]]],
+        page_size: int,
+        where: RunFilter,
+    ) -> tuple[list[state_pb2.RunSummary], SortKey | None]:
+        """The page of both walks (the index's and the full read's): ``candidates`` in the page's order,
+        whose summaries ``read`` reads a window at a time, kept when their state passes ``where``.
 
-        candidates = [
-            run_id
-            for run_id in sorted(run_ids, key=key, reverse=True)
-            if (after is None or key(run_id) < after) and self._meta_matches(infos.get(run_id), where)
-        ]
+        A window holds the summaries the page still needs, plus one to know
+        whether another page follows, read concurrently (each is a small read
+        off the event loop). So the one past the page is always a window's last.
+        """
         page: list[state_pb2.RunSummary] = []
         last_key: SortKey | None = None
-        start = 0
-        while start < len(candidates):
-            # Read the summaries a page still needs (plus one, to know whether another page follows)
-            # concurrently: each is a small read off the event loop.
-            window = candidates[start : start + page_size + 1 - len(page)]
-            start += len(window)
-            for run_id, summary in zip(window, await self._summaries(window), strict=True):
-                if summary is None or not where.admits_state(summary):
-                    continue
-                if len(page) == page_size:
-                    return page, encode_page_token(last_key)
-                page.append(summary)
-                last_key = key(run_id)
-        return page, ""
+        async with contextlib.aclosing(candidates):
+            while True:
+                wanted = page_size + 1 - len(page)
+                window: list[C] = []
+                async for candidate in candidates:
+                    window.append(candidate)
+                    if len(window) == wanted:
+                        break
+                if not window:
+                    return page, None
+                for candidate, summary in zip(window, await read(window), strict=True):
+                    if summary is None or not where.admits_state(summary):
+                        continue
+                    if len(page) == page_size:
+                        return page, last_key
+                    page.append(summary)
+                    last_key = candidate.key
 
-    async def _indexed_page(
-        self, page_size: int, after: SortKey | None, where: RunFilter
-    ) -> tuple[list[state_pb2.RunSummary], str]:
-        """The page in the index's order: only the token's runs are walked, and every summary is read.
+    async def _listed(self, where: RunFilter, after: SortKey | None) -> list[_Listed]:
+        """Without the index: every run of the token's prefixes, by its meta (cached), newest first."""
+        run_ids = [r for r in await self._backend.list_run_ids() if where.admits_run_id(r)]
+        infos = await self._meta_infos(run_ids)
+        listed = [
+            _Listed(run_id, info.sort_key if (info := infos.get(run_id)) is not None else no_meta_key(run_id))
+            for run_id in run_ids  # an unreadable meta: listed last
+        ]
+        listed.sort(key=lambda candidate: candidate.key, reverse=True)
+        return [
+            candidate
+            for candidate in listed
+            if (after is None or candidate.key < after) and self._meta_matches(infos.get(candidate.run_id), where)
+        ]
+
+    async def _read_listed(self, window: Sequence[_Listed]) -> list[state_pb2.RunSummary | None]:
+        return await self._summaries([candidate.run_id for candidate in window])
+
+    async def _read_indexed(self, window: Sequence[Entry]) -> list[state_pb2.RunSummary | None]:
+        """The window's summaries, each told to the upkeep: the index keeps the state read, or drops the run.
 
         The index chooses the candidates (a dirty run is one for every state
         filter); what a listed run says always comes from its journal, now.
         """
-        await self.upkeep.place_pending()
-        page: list[state_pb2.RunSummary] = []
-        last_key: SortKey | None = None
-        async with contextlib.aclosing(self._matching(where, after, page_size)) as matching:
-            while True:
-                wanted = page_size + 1 - len(page)
-                window: list[Entry] = []
-                async for entry in matching:
-                    window.append(entry)
-                    if len(window) == wanted:
-                        break
-                if not window:
-                    return page, ""
-                gens = [entry.gen for entry in window]
-                summaries = await self._summaries([entry.run_id for entry in window])
-                for entry, gen, summary in zip(window, gens, summaries, strict=True):
-                    if summary is None:
-                        self.upkeep.forget(entry.run_id)
-                        continue
-                    self.upkeep.observed(entry, gen, summary)
-                    if not where.admits_state(summary):
-                        continue
-                    if len(page) == page_size:
-                        return page, encode_page_token(last_key)
-                    page.append(summary)
-                    last_key = entry.key
+        gens = [entry.gen for entry in window]
+        summaries = await self._summaries([entry.run_id for entry in window])
+        for entry, gen, summary in zip(window, gens, summaries, strict=True):
+            if summary is None:
+                self.upkeep.forget(entry.run_id)
+            else:
+                self.upkeep.observed(entry, gen, summary)
+        return summaries
 
     async def _matching(self, where: RunFilter, after: SortKey | None, page_size: int) -> AsyncGenerator[Entry, None]:
         """The candidates that may match, in order, a chunk at a time (the event loop runs between chunks).
