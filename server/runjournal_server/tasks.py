@@ -35,7 +35,7 @@ from runjournal_server.core.errors import (
     TaskDeletedError,
     TaskNotFoundError,
 )
-from runjournal_server.core.ids import validate_run_id
+from runjournal_server.core.ids import has_prefix, validate_run_id
 from runjournal_server.core.page_token import (
     DEFAULT_PAGE_SIZE,
     MAX_PAGE_SIZE,
@@ -152,7 +152,7 @@ class Tasks:
             raise InvalidArgumentError("state", f"unknown state {state}")
         page_size = page_size or DEFAULT_PAGE_SIZE
         after = decode_page_token(page_token)
-        task_ids = [t for t in await self._store.list_task_ids() if t.startswith(tuple(task_id_prefixes))]
+        task_ids = [t for t in await self._store.list_task_ids() if has_prefix(t, task_id_prefixes)]
         infos = {task_id: await self._info(task_id) for task_id in task_ids}
         page: list[tpb.Task] = []
         last_key: SortKey | None = None
