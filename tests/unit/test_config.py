@@ -1,4 +1,4 @@
-"""Configuration: precedence, strictness, and the README table staying true."""
+"""Configuration: precedence, strictness, and the table of docs/configuration.md staying true."""
 
 from __future__ import annotations
 
@@ -59,12 +59,12 @@ def test_bad_environment_value_is_refused():
         config.load(parse(), environ={"RUNJOURNAL_IO_THREADS": "many"})
 
 
-def test_readme_configuration_table_lists_every_setting():
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+def test_the_configuration_page_lists_every_setting():
+    page = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text()
     for setting in config.SETTINGS:
         env = "RUNJOURNAL_" + setting.name.upper()
         flag = "--" + setting.name.replace("_", "-")
-        assert f"`{setting.name}`" in readme and env in readme and flag in readme, setting.name
+        assert f"`{setting.name}`" in page and env in page and flag in page, setting.name
 
 
 def test_the_receive_limit_follows_the_record_and_batch_limits_and_the_send_limit_stays_large():
