@@ -202,7 +202,7 @@ def _start_tracing(config: Config) -> Tracing | None:
         tracing = Tracing(os.environ)
     except TracingConfigError as err:
         raise ServerStartError(str(err)) from err
-    log.info("tracing: a span per RPC, exported as the OTEL_* variables say (see README, Tracing)")
+    log.info("tracing: a span per RPC, exported as the OTEL_* variables say (see docs/operations.md, Tracing)")
     return tracing
 
 

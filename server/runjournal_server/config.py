@@ -2,7 +2,7 @@
 
 One table (``SETTINGS``) declares every setting once; the flags, the
 ``RUNJOURNAL_*`` environment variables and the TOML keys are all derived from
-it, and the README's configuration table lists the same names (a test checks).
+it, and docs/configuration.md is generated from it (scripts/generate_docs.py; CI diffs it).
 Unknown TOML keys and unparsable values are refused, never ignored. Nothing is
 read at import time.
 """
