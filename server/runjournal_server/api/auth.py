@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runjournal.v1 import records_pb2
+from runjournal_server.core.authorship import server_written
 from runjournal_server.core.errors import PermissionDeniedError, UnauthenticatedError
 
 AUTHORIZATION_HEADER = "authorization"
@@ -91,23 +92,17 @@ class Access:
         return self.name
 
     def check_appended(self, records: Iterable[records_pb2.JournalRecord], run_id: str) -> None:
-        """With auth on, refuse records that only Approve and Answer may write, whatever the token's scopes.
+        """With auth on, refuse the records that name their caller, which only the server writes, whatever the scopes.
 
-        They record who decided or answered as the server authenticated it;
-        written through Append, they would carry whatever name the writer chose.
+        Which parts those are and why: ``core/authorship.py``. With auth off
+        they pass: nobody is authenticated, so nobody's name is forged.
         """
         if not self.authenticated:
             return
         for record in records:
-            kind = record.WhichOneof("payload")
-            if kind == "approval" or (kind == "tool_result" and record.tool_result.answered_by):
-                what = "an approval" if kind == "approval" else "a tool_result with answered_by"
-                raise PermissionDeniedError(
-                    self.name,
-                    run_id=run_id,
-                    problem=f"{what} is written only by {'Approve' if kind == 'approval' else 'Answer'}, "
-                    "which records the authenticated token's name",
-                )
+            part = server_written(record)
+            if part is not None and part.names_caller:
+                raise PermissionDeniedError(self.name, run_id=run_id, problem=part.refusal)
 
     def allows(self, run_id: str) -> bool:
         return any(run_id.startswith(prefix) for prefix in self.run_id_prefixes)

@@ -1,11 +1,11 @@
 """Requests to stored records: a worker's batch (or one out-of-band record) validated and encoded.
 
 The request rules of an append live here: at least one and at most
-``MAX_BATCH_RECORDS`` records, consecutive seqs, no claim records (only Claim
-writes those), a meta naming the run it creates and no field only the server
-writes (a meta's ``forked_from``: only ForkRun writes it). Encoding a large request
-runs in a thread, so one client's 4 MiB batch never stalls the other runs'
-calls on the event loop.
+``MAX_BATCH_RECORDS`` records, consecutive seqs, a meta naming the run it
+creates, and nothing only the server writes (``core/authorship.py`` says what
+and why; a claim record or a meta's ``forked_from`` is refused here whatever
+the auth). Encoding a large request runs in a thread, so one client's 4 MiB
+batch never stalls the other runs' calls on the event loop.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from collections.abc import Sequence
 
 from runjournal.v1 import records_pb2
 from runjournal_server.core import records
+from runjournal_server.core.authorship import refuse_server_written
 from runjournal_server.core.errors import InvalidArgumentError, InvalidRecordError
-from runjournal_server.core.schema import refuse_server_written
 
 MAX_BATCH_RECORDS = 1000
 ENCODE_ON_LOOP_BYTES = 64 * 1024
@@ -54,8 +54,6 @@ def _encode_batch_sync(
             )
         encoded = records.encode(record, max_record_bytes=max_record_bytes)
         refuse_server_written(record)
-        if encoded.kind == records.Kind.CLAIM:
-            raise InvalidRecordError("claim", "claim records are written by the Claim RPC", seq=record.seq)
         if encoded.kind == records.Kind.META and record.meta.run_id != run_id:
             raise InvalidRecordError("meta.run_id", f"must equal the run id {run_id!r}, got {record.meta.run_id!r}")
         stored.append(encoded)
