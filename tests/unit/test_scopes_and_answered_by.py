@@ -11,9 +11,17 @@ import jsonschema
 import pytest
 
 from runjournal.v1 import records_pb2
-from runjournal_server.api.auth import DEFAULT_SCOPES, UNRESTRICTED, Scope, TokenFileError, TokenTable, token_sha256
+from runjournal_server.api.auth import (
+    DEFAULT_SCOPES,
+    UNRESTRICTED,
+    PermissionDeniedError,
+    Scope,
+    TokenFileError,
+    TokenTable,
+    token_sha256,
+)
 from runjournal_server.core.authorship import SERVER_WRITTEN, refuse_server_written, server_written
-from runjournal_server.core.errors import InvalidRecordError, PermissionDeniedError
+from runjournal_server.core.errors import InvalidRecordError
 from runjournal_server.core.records import encode
 from runjournal_server.core.schema import validate
 from tests.support import builders as b

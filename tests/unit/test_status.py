@@ -10,6 +10,7 @@ import pytest
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
+from runjournal_server.api import auth  # noqa: F401  (defines the access refusals every_error_class must find)
 from runjournal_server.api.status import ERROR_DOMAIN, INTERNAL_ERROR, SHUTTING_DOWN, STATUS_CODES, abort, to_status
 from runjournal_server.core import errors as e
 from runjournal_server.core.errors import JournalError, Reason
@@ -17,6 +18,7 @@ from runjournal_server.runs.events import EventsClosedError
 
 
 def every_error_class() -> list[type[JournalError]]:
+    """Every subclass loaded: ``core.errors``'s and ``api.auth``'s (the access refusals), both imported above."""
     found, pending = [], list(JournalError.__subclasses__())
     while pending:
         cls = pending.pop()
