@@ -19,7 +19,9 @@ from grpc_reflection.v1alpha import reflection
 
 from runjournal.v1 import journal_service_pb2, task_service_pb2
 from runjournal_server.api.auth import TokenFileError, TokenTable
-from runjournal_server.api.servicers import JournalServicer, TaskServicer, add_to_server
+from runjournal_server.api.handlers import add_to_server
+from runjournal_server.api.journal_servicer import JournalServicer
+from runjournal_server.api.task_servicer import TaskServicer
 from runjournal_server.backends import BackendStartError, make_backend
 from runjournal_server.backends.base import MAX_TASK_DOCUMENT_BYTES
 from runjournal_server.config import Config

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from runjournal_server.api.auth import TokenFileError, TokenTable, token_sha256
-from runjournal_server.core.errors import PermissionDeniedError, UnauthenticatedError
+from runjournal_server.api.auth import (
+    PermissionDeniedError,
+    TokenFileError,
+    TokenTable,
+    UnauthenticatedError,
+    token_sha256,
+)
 
 
 def table(tmp_path, text: str) -> TokenTable:

@@ -16,6 +16,7 @@ from grpc_status import rpc_status
 
 from runjournal.error_metadata import ERROR_METADATA, INDEX, metadata_problems, parse_metadata
 from runjournal.v1 import task_service_pb2 as tpb
+from runjournal_server.api import auth
 from runjournal_server.api.status import to_status
 from runjournal_server.core import errors as e
 from runjournal_server.core.errors import JournalError, Reason
@@ -49,11 +50,11 @@ EXAMPLES: dict[Reason, list[Callable[[], JournalError]]] = {
         lambda: e.StorageUnavailableError(None, "EIO"),
         lambda: e.StorageUnavailableError("t", "EIO", what="task"),
     ],
-    Reason.UNAUTHENTICATED: [e.UnauthenticatedError],
+    Reason.UNAUTHENTICATED: [auth.UnauthenticatedError],
     Reason.PERMISSION_DENIED: [
-        lambda: e.PermissionDeniedError("team-a", run_id="team-b-1"),
-        lambda: e.PermissionDeniedError("team-a", task_id="team-b-t"),
-        lambda: e.PermissionDeniedError("worker", run_id="team-a-1", scope="operator"),
+        lambda: auth.PermissionDeniedError("team-a", run_id="team-b-1"),
+        lambda: auth.PermissionDeniedError("team-a", task_id="team-b-t"),
+        lambda: auth.PermissionDeniedError("worker", run_id="team-a-1", scope="operator"),
     ],
     Reason.ALREADY_DECIDED: [lambda: e.AlreadyDecidedError("r", "c1", 5)],
     Reason.CALL_NOT_PENDING: [lambda: e.CallNotPendingError("r", "c1")],

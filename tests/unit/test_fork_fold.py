@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from runjournal.v1 import records_pb2, state_pb2
 from runjournal_server.core import records
+from runjournal_server.core.authorship import refuse_server_written
 from runjournal_server.core.errors import InvalidRecordError
 from runjournal_server.core.fold import fold_stored
-from runjournal_server.core.schema import refuse_server_written
 from runjournal_server.runs.forking import Prefix, fold_fork, fork_records
 from tests.support import builders as b
 from tests.support.journals import valid_journals

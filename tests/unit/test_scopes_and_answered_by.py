@@ -1,4 +1,5 @@
-"""Token scopes in the tokens file, and the ``answered_by`` field of tool results (issue 10, item 18)."""
+"""Token scopes in the tokens file, the ``answered_by`` field of tool results (issue 10, item 18), and the parts
+of a record only the server writes, each refused on one path (``core/authorship.py``)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,17 @@ import jsonschema
 import pytest
 
 from runjournal.v1 import records_pb2
-from runjournal_server.api.auth import DEFAULT_SCOPES, UNRESTRICTED, Scope, TokenFileError, TokenTable, token_sha256
-from runjournal_server.core.errors import InvalidRecordError, PermissionDeniedError
+from runjournal_server.api.auth import (
+    DEFAULT_SCOPES,
+    UNRESTRICTED,
+    PermissionDeniedError,
+    Scope,
+    TokenFileError,
+    TokenTable,
+    token_sha256,
+)
+from runjournal_server.core.authorship import SERVER_WRITTEN, refuse_server_written, server_written
+from runjournal_server.core.errors import InvalidRecordError
 from runjournal_server.core.records import encode
 from runjournal_server.core.schema import validate
 from tests.support import builders as b
@@ -91,3 +101,59 @@ def test_answered_by_is_refused_off_a_remote_result_or_too_long(
     if record.tool_result.remote:
         payload["remote"] = True
     assert not tool_result_schema().is_valid({"id": "runjournal.v1.tool_result", "seq": 5, "payload": payload})
+
+
+def forked_meta() -> records_pb2.JournalRecord:
+    record = b.meta()
+    record.meta.forked_from.CopyFrom(records_pb2.ForkOrigin(run_id="src", seq=3, prefix_sha256="0" * 64))
+    return record
+
+
+SERVER_WRITTEN_EXAMPLES = {
+    "claim": (b.claim(5), False),
+    "meta.forked_from": (forked_meta(), False),
+    "approval": (b.approval(5, "c1"), True),
+    "tool_result.answered_by": (answered("ops"), True),
+}
+"""One record carrying each part only the server writes, and whether that part names its caller (refused by auth)."""
+
+
+def test_every_server_written_part_names_a_real_field_and_has_an_example() -> None:
+    assert {part.field for part in SERVER_WRITTEN} == set(SERVER_WRITTEN_EXAMPLES)
+    for part in SERVER_WRITTEN:
+        kind, _, name = part.field.partition(".")
+        payload = records_pb2.JournalRecord.DESCRIPTOR.fields_by_name[kind].message_type
+        assert not name or name in payload.fields_by_name, part.field
+
+
+@pytest.mark.parametrize("field", sorted(SERVER_WRITTEN_EXAMPLES))
+def test_each_server_written_part_is_refused_on_exactly_one_path(tmp_path: Path, field: str) -> None:
+    """With auth on: a part naming the caller by auth (PERMISSION_DENIED), any other by the request rule."""
+    record, names_caller = SERVER_WRITTEN_EXAMPLES[field]
+    part = server_written(record)
+    assert part is not None and (part.field, part.names_caller) == (field, names_caller)
+    access = table(tmp_path, '["worker", "operator"]').authenticate([("authorization", "Bearer s")])
+    if names_caller:
+        refuse_server_written(record)
+        UNRESTRICTED.check_appended([record], "run-1")  # with auth off, a client may write it
+        with pytest.raises(PermissionDeniedError, match=part.writer) as denied:
+            access.check_appended([b.note(4), record], "run-1")
+        assert denied.value.metadata == {"principal": "t", "run_id": "run-1"}
+    else:
+        access.check_appended([record], "run-1")
+        with pytest.raises(InvalidRecordError, match=part.writer) as refused:
+            refuse_server_written(record)
+        assert (refused.value.field, refused.value.metadata["seq"]) == (field, str(record.seq))
+
+
+@pytest.mark.parametrize(
+    "record", [b.meta(), b.result(5, "c1", "42"), b.result(5, "c1", "42", remote=True), b.deferral(5, "c1"), b.note(5)]
+)
+def test_a_record_without_a_server_written_part_passes_both_paths(
+    tmp_path: Path, record: records_pb2.JournalRecord
+) -> None:
+    assert server_written(record) is None
+    refuse_server_written(record)
+    table(tmp_path, '["worker", "operator"]').authenticate([("authorization", "Bearer s")]).check_appended(
+        [record], "run-1"
+    )

@@ -21,6 +21,10 @@ presented token's digest is compared against every entry with
 ``hmac.compare_digest`` so the comparison takes the same time whether or not
 (or where) it matches. A token sees and writes only the runs whose ids start
 with one of its prefixes: that is the tenant boundary.
+
+The two refusals of token access, ``UnauthenticatedError`` and
+``PermissionDeniedError``, are defined here beside the checks that raise them
+(their reasons are in ``core/errors.py`` with every other).
 """
 
 from __future__ import annotations
@@ -34,7 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runjournal.v1 import records_pb2
-from runjournal_server.core.errors import PermissionDeniedError, UnauthenticatedError
+from runjournal_server.core.authorship import server_written
+from runjournal_server.core.errors import JournalError, Reason
 from runjournal_server.core.ids import has_prefix
 
 AUTHORIZATION_HEADER = "authorization"
@@ -44,6 +49,43 @@ _HEX_DIGITS = frozenset("0123456789abcdef")
 
 class TokenFileError(ValueError):
     """The tokens file is unreadable or malformed; the message says where."""
+
+
+class UnauthenticatedError(JournalError):
+    """No token, or one the tokens file does not hold (the refusal never says which)."""
+
+    reason = Reason.UNAUTHENTICATED
+
+    def __init__(self) -> None:
+        super().__init__("this server requires a bearer token: send 'authorization: Bearer <token>' metadata")
+
+
+class PermissionDeniedError(JournalError):
+    """The token may not do this: an id outside its prefixes, or a call that needs a scope it lacks."""
+
+    reason = Reason.PERMISSION_DENIED
+
+    def __init__(
+        self,
+        token_name: str,
+        *,
+        run_id: str | None = None,
+        task_id: str | None = None,
+        scope: str | None = None,
+        problem: str | None = None,
+    ) -> None:
+        named = f"run {run_id!r}" if run_id is not None else f"task {task_id!r}"
+        if problem is None and scope is not None:
+            problem = f"this call needs the {scope!r} scope, which the token lacks; use a token with that scope"
+        elif problem is None:
+            problem = f"{named} is outside the token's id prefixes"
+        super().__init__(
+            f"token {token_name!r} may not do this to {named}: {problem}",
+            principal=token_name,
+            run_id=run_id,
+            task_id=task_id,
+            scope=scope,
+        )
 
 
 class Scope(enum.StrEnum):
@@ -92,23 +134,17 @@ class Access:
         return self.name
 
     def check_appended(self, records: Iterable[records_pb2.JournalRecord], run_id: str) -> None:
-        """With auth on, refuse records that only Approve and Answer may write, whatever the token's scopes.
+        """With auth on, refuse the records that name their caller, which only the server writes, whatever the scopes.
 
-        They record who decided or answered as the server authenticated it;
-        written through Append, they would carry whatever name the writer chose.
+        Which parts those are and why: ``core/authorship.py``. With auth off
+        they pass: nobody is authenticated, so nobody's name is forged.
         """
         if not self.authenticated:
             return
         for record in records:
-            kind = record.WhichOneof("payload")
-            if kind == "approval" or (kind == "tool_result" and record.tool_result.answered_by):
-                what = "an approval" if kind == "approval" else "a tool_result with answered_by"
-                raise PermissionDeniedError(
-                    self.name,
-                    run_id=run_id,
-                    problem=f"{what} is written only by {'Approve' if kind == 'approval' else 'Answer'}, "
-                    "which records the authenticated token's name",
-                )
+            part = server_written(record)
+            if part is not None and part.names_caller:
+                raise PermissionDeniedError(self.name, run_id=run_id, problem=part.refusal)
 
     def allows(self, run_id: str) -> bool:
         return has_prefix(run_id, self.run_id_prefixes)

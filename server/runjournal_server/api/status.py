@@ -1,13 +1,17 @@
-"""The only place that knows gRPC status codes.
+"""The only place that knows gRPC status codes: how every call that fails ends.
 
 A domain error becomes a ``google.rpc.Status`` whose code comes from one table
 and whose ``ErrorInfo`` carries the stable reason and the error's metadata, as
-``runjournal.error_metadata.ERROR_METADATA`` declares it for that reason.
+``runjournal.error_metadata.ERROR_METADATA`` declares it for that reason. The
+two failures that are not refusals end without a reason (``abort``): a stream
+the server's shutdown ends, UNAVAILABLE, and anything unexpected, INTERNAL
+without its details (they go to the server log, never to the caller).
 """
 
 from __future__ import annotations
 
 import logging
+from typing import NoReturn
 
 import grpc
 from google.protobuf import any_pb2
@@ -16,10 +20,17 @@ from grpc_status import rpc_status
 
 from runjournal.error_metadata import metadata_problems
 from runjournal_server.core.errors import JournalError, Reason
+from runjournal_server.runs.events import EventsClosedError
 
 log = logging.getLogger(__name__)
 
 ERROR_DOMAIN = "runjournal.dev"
+
+SHUTTING_DOWN = "the server is shutting down: watch again (from the last seq received) through another server"
+"""Ends Watch and WatchRuns streams at shutdown: UNAVAILABLE without a reason, which clients resume."""
+
+INTERNAL_ERROR = "internal error; see the server log"
+"""All a caller learns of an unexpected failure: its details may hold what the caller must not see."""
 
 STATUS_CODES: dict[Reason, grpc.StatusCode] = {
     Reason.INVALID_ARGUMENT: grpc.StatusCode.INVALID_ARGUMENT,
@@ -72,3 +83,22 @@ def to_status(err: JournalError) -> grpc.Status:
         details.append(detail)
     status = status_pb2.Status(code=getattr(code_pb2, code.name), message=err.message, details=details)
     return rpc_status.to_status(status)
+
+
+async def abort(context: grpc.aio.ServicerContext, err: Exception, method: str) -> NoReturn:
+    """End the call ``method`` because of ``err``.
+
+    A refusal (``JournalError``) ends with its rich status. A stream the
+    server's shutdown ends (``EventsClosedError``) ends UNAVAILABLE without a
+    reason, which clients resume elsewhere as after a transport failure.
+    Anything else is a server bug: logged with its traceback, and answered
+    INTERNAL without its details.
+    """
+    if isinstance(err, JournalError):
+        await context.abort_with_status(to_status(err))
+    elif isinstance(err, EventsClosedError):
+        await context.abort(grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN)
+    else:
+        log.error("unexpected failure in %s", method, exc_info=err)
+        await context.abort(grpc.StatusCode.INTERNAL, INTERNAL_ERROR)
+    raise AssertionError("unreachable")  # abort always raises

@@ -1,9 +1,14 @@
 """The one error vocabulary of the server.
 
 Every refusal is a ``JournalError`` subclass carrying a stable ``Reason`` and the
-numbers a client needs. Only ``api/status.py`` knows which gRPC code a reason maps
-to; everything else raises these. Driver exceptions (OSError, nats errors) are
-translated at the backend edge with ``raise ... from err``.
+numbers a client needs, one class per reason. Only ``api/status.py`` knows which
+gRPC code a reason maps to; everything else raises these. Driver exceptions
+(OSError, nats errors) are translated at the backend edge with ``raise ... from err``.
+
+The classes are the journal's refusals, raised from the core up. The two that
+speak of tokens (UNAUTHENTICATED, PERMISSION_DENIED) are raised only by the
+token checks and are defined beside them, in ``api/auth.py``: the core knows
+no tokens. Their reasons are here with every other.
 
 Messages say what happened and what to do next; clients branch on the reason,
 never on the text. Each reason's metadata keys and their types are pinned in
@@ -83,9 +88,6 @@ class JournalError(Exception):
         """Add metadata known only where the error is caught (e.g. the batch ``index``)."""
         self._metadata.update({k: v for k, v in metadata.items() if v is not None})
 
-    def __str__(self) -> str:
-        return self.message
-
 
 class InvalidArgumentError(JournalError):
     """A request field is malformed (``field`` names it)."""
@@ -156,7 +158,6 @@ class RunExistsError(JournalError):
         super().__init__(
             f"run {run_id!r} already exists with a different meta record; pick another run id",
             run_id=run_id,
-            last_seq=None,
         )
 
 
@@ -228,12 +229,8 @@ class CorruptJournalError(JournalError):
     reason = Reason.CORRUPT_JOURNAL
 
     def __init__(self, run_id: str, problem: str, *, line: int | None = None, seq: int | None = None) -> None:
-        where = []
-        if line is not None:
-            where.append(f"line {line}")
-        if seq is not None:
-            where.append(f"seq {seq}")
-        at = f" at {', '.join(where)}" if where else ""
+        where = ", ".join(f"{name} {value}" for name, value in (("line", line), ("seq", seq)) if value is not None)
+        at = f" at {where}" if where else ""
         super().__init__(
             f"run {run_id!r} has a corrupt journal{at}: {problem}; restore it from a backup",
             run_id=run_id,
@@ -300,41 +297,6 @@ class StorageUnavailableError(JournalError):
         super().__init__(
             f"{subject}the store failed ({detail}); nothing was acknowledged, retry the same request",
             **{f"{what}_id": run_id},
-        )
-
-
-class UnauthenticatedError(JournalError):
-    reason = Reason.UNAUTHENTICATED
-
-    def __init__(self) -> None:
-        super().__init__("this server requires a bearer token: send 'authorization: Bearer <token>' metadata")
-
-
-class PermissionDeniedError(JournalError):
-    """The token may not do this: an id outside its prefixes, or a call that needs a scope it lacks."""
-
-    reason = Reason.PERMISSION_DENIED
-
-    def __init__(
-        self,
-        token_name: str,
-        *,
-        run_id: str | None = None,
-        task_id: str | None = None,
-        scope: str | None = None,
-        problem: str | None = None,
-    ) -> None:
-        named = f"run {run_id!r}" if run_id is not None else f"task {task_id!r}"
-        if problem is None and scope is not None:
-            problem = f"this call needs the {scope!r} scope, which the token lacks; use a token with that scope"
-        elif problem is None:
-            problem = f"{named} is outside the token's id prefixes"
-        super().__init__(
-            f"token {token_name!r} may not do this to {named}: {problem}",
-            principal=token_name,
-            run_id=run_id,
-            task_id=task_id,
-            scope=scope,
         )
 
 

@@ -5,7 +5,9 @@ as the record it will become, so a caller that has a payload and no seq yet
 (a Claim's notice, an answer before it has its place) needs no made-up
 record. Each refusal is one ``InvalidRecordError`` naming the exact field.
 Rules that depend on the rest of the journal (meta only at seq 1, the format
-version, which calls are open) belong to fold, not here.
+version, which calls are open) belong to fold, not here; the parts of a record
+only the server writes (a meta's ``forked_from``, claim and approval records),
+valid once stored, are refused on the request path by ``authorship``.
 
 Pure: no grpc, asyncio, nats or file system.
 """
@@ -223,19 +225,6 @@ def _fork_origin(c: _Checker, origin: pb.ForkOrigin) -> None:
     c.at_least(origin.seq, "meta.forked_from.seq", 1)
     if _SHA256_HEX.fullmatch(origin.prefix_sha256) is None:
         c.fail("meta.forked_from.prefix_sha256", "must be 64 lower-case hex digits (a SHA-256)")
-
-
-def refuse_server_written(record: pb.JournalRecord) -> None:
-    """Refuse what only the server writes, in a record a client sends (Append, AppendBatch).
-
-    A meta's ``forked_from`` is ForkRun's: it turns off the claims below
-    ``forked_from.seq`` (see fold), so a client that could write it could
-    create a run whose copied claims never count. Checked on the request
-    path, not in ``validate``, which also checks every stored record (a
-    fork's own meta must read back).
-    """
-    if record.HasField("meta") and record.meta.HasField("forked_from"):
-        raise InvalidRecordError("meta.forked_from", "only ForkRun writes it; leave it unset", seq=record.seq)
 
 
 def _assistant(c: _Checker, m: pb.AssistantTurn) -> None:

@@ -3,7 +3,7 @@
 ``Observer`` is told the result of every Append and AppendBatch (by
 ``runs/runs.py``), every store write (by ``Journal.append`` and
 ``Backend.create_journal``) and every Read, Watch and WatchRuns stream (by
-``api/servicers.py``). This base class tells no one, so a ``Runs`` built without
+``api/journal_servicer.py``). This base class tells no one, so a ``Runs`` built without
 one (tests, tools) does no bookkeeping at all. Nothing here names a run: an observer sees record
 kinds, results, counts and durations, never run ids.
 """
