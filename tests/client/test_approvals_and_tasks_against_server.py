@@ -115,6 +115,21 @@ def test_approve_takes_a_call_out_of_the_inbox_and_a_second_decision_is_refused(
     assert answered.value.answered_at_seq == worker.last_seq
 
 
+def test_the_fold_says_what_each_pending_call_waits_for(client: JournalClient, flavour: Flavour) -> None:
+    run_id, _ = waiting_run(flavour, client, calls=4)  # c1, c3, c4 wait for a decision, c2 for an answer
+
+    def waits() -> list[tuple[str, int, bool]]:
+        calls = client.fold(run_id).pending.calls
+        return [(c.tool_use.id, c.waiting_for, c.waiting_for_person) for c in calls]
+
+    assert waits() == [("c1", DECISION, True), ("c2", ANSWER, True), ("c3", DECISION, True), ("c4", DECISION, True)]
+    client.approve(run_id, "c1", "approved", "alice")
+    client.approve(run_id, "c3", "denied", "alice")
+    client.answer(run_id, "c2", text="everyone")
+    worker, nothing = state_pb2.WAITING_FOR_WORKER, state_pb2.WAITING_FOR_NOTHING
+    assert waits() == [("c1", worker, False), ("c2", nothing, False), ("c3", worker, False), ("c4", DECISION, True)]
+
+
 async def test_async_approve_and_inbox(journal_server: ServerProcess, flavour: Flavour) -> None:
     async with flavour.AsyncJournalClient(journal_server.address) as client:
         run_id = new_id("approve")

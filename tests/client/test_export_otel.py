@@ -15,7 +15,7 @@ from opentelemetry.proto.trace.v1 import trace_pb2
 from opentelemetry.semconv._incubating.attributes import gen_ai_attributes
 
 from runjournal import JournalClient, cli
-from runjournal.export_otel import span_id_of, trace_id_of
+from runjournal.genai_spans import span_id_of, trace_id_of
 from runjournal.v1 import records_pb2
 from tests.servers import ServerProcess
 from tests.support import builders as b
@@ -166,6 +166,23 @@ def test_a_grown_run_adds_only_the_spans_of_its_new_records(journal_server, rece
     assert added == {"chat claude-x", "execute_tool search"}
     (pending,) = [span for span in after if span.attributes.get("gen_ai.tool.call.id") == "call-c"]
     assert pending.attributes["runjournal.tool.status"] == "pending"
+
+
+def test_a_call_without_its_result_says_what_the_servers_fold_says_it_waits_for(journal_server, receiver):
+    run_id = f"otel-{uuid.uuid4().hex[:12]}"
+    records = [b.meta(run_id=run_id), b.assistant(2, 1, ["ask", "deploy", "decided", "own"]), b.deferral(3, "ask")]
+    for seq, call_id in ((4, "deploy"), (5, "decided")):
+        records.append(b.deferral(seq, call_id))
+        records[-1].deferral.needs_approval = True
+    with JournalClient(journal_server.address) as client:
+        for record in records:
+            client.append(run_id, 1, record)
+        client.approve(run_id, "decided", "approved", "alice")
+    tools = [span for span in export(journal_server, receiver, run_id) if "gen_ai.tool.call.id" in span.attributes]
+    status = {span.attributes["gen_ai.tool.call.id"]: span.attributes["runjournal.tool.status"] for span in tools}
+    assert status == {"ask": "deferred", "deploy": "awaiting_decision", "decided": "pending", "own": "pending"}
+    (decided,) = [span for span in tools if span.attributes["gen_ai.tool.call.id"] == "decided"]
+    assert decided.attributes["runjournal.tool.decision"] == "approved"
 
 
 def test_no_message_content_leaves_unless_asked(journal_server, receiver, run_id):

@@ -6,6 +6,16 @@ failures only, and one exception class per server reason (``runjournal.errors``)
 ``TaskClient`` and ``AsyncTaskClient`` do the same for ``TaskService``.
 ``Run`` and ``AsyncRun`` are handles for workers that track the claim token and
 the next seq. The generated messages live in ``runjournal.v1``.
+
+Modules: ``aio`` (the asyncio clients; ``client`` and each ``_*_sync`` are
+generated from them and their ``_*_aio`` parts), ``run`` (the worker handles;
+``_run_base`` what they share), ``_builders`` (records and blocks),
+``_common`` (requests and answers shared by both clients), ``_retry``,
+``_watching``, ``fingerprint``; ``errors`` (one exception per reason: the
+bases in ``_error_base``, the reason classes in ``_reason_errors``, generated
+from the table of ``error_metadata``); for people ``cli``, ``lifecycle_cli``,
+``server_commands``, ``_cli_support``, ``render`` (text views), ``web/`` (the
+browser inbox), ``export_otel`` (the GenAI export; its spans in ``genai_spans``).
 """
 
 from runjournal._builders import (

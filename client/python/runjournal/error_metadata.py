@@ -10,8 +10,11 @@ types. A test on each side walks every reason against the table.
 
 It lives in the client package, not the server's, because the server already
 depends on this package (the generated ``runjournal.v1`` code) while the
-client must never import the server. Clients in other languages read the same
-contract from the error table in ``proto/runjournal/v1/journal_service.proto``.
+client must never import the server. ``scripts/generate.py`` writes it as
+``testdata/error_metadata.json``, with ``REASON_DOCS``, and from that the
+error classes of every client: this package's ``_reason_errors``, the Go
+client's ``reasons.go`` and the TypeScript client's ``reasons.ts``. People
+read it in the error table of ``proto/runjournal/v1/journal_service.proto``.
 
 On the wire ErrorInfo metadata values are strings: an ``int`` is written in
 decimal, a ``list`` as its items joined by commas (the items never contain
@@ -89,6 +92,63 @@ ERROR_METADATA: Final[Mapping[str, Mapping[str, Key]]] = {
     "TASK_DELETED": {"task_id": _ALWAYS_STR},
 }
 """Reason -> its metadata keys. Every reason the server reports is here."""
+
+REASON_DOCS: Final[Mapping[str, str]] = {
+    "INVALID_ARGUMENT": "a request field is malformed; `field` names it.",
+    "INVALID_RECORD": "the record breaks its schema or the run's state; `field` names what is wrong.",
+    "RECORD_TOO_LARGE": "the encoded record (`size` bytes) exceeds the server's maximum record size (`limit`).",
+    "RESPONSE_TOO_LARGE": (
+        "the folded state (`size` bytes) would not fit in one response (`limit`); fold again with a "
+        "conversation_from, to get only the messages the caller lacks."
+    ),
+    "RUN_NOT_FOUND": "no journal exists for the run id.",
+    "RUN_EXISTS": "a different meta record is already stored for the run id.",
+    "SEQ_GAP": "the record's seq is beyond the run's last seq (`last_seq`) + 1.",
+    "SEQ_CONFLICT": "a different record is already stored at the seq.",
+    "RUN_CLAIMED": (
+        "another worker claimed the run; this writer must stop. `claim_token` is the current holder's token, "
+        "`claimed_by` its worker id (may be empty)."
+    ),
+    "RUN_LOCKED": "another server process holds the run. Not retried automatically.",
+    "VERSION_MISMATCH": "the journal's format version (`found_version`) is not the server's (`expected_version`).",
+    "CORRUPT_JOURNAL": "the stored journal is damaged at `line` and/or `seq`.",
+    "RESUME_REFUSED": "the resume gate refused the claim; `fields` lists the fingerprint fields that refused it.",
+    "ALREADY_ANSWERED": "the call has a result already, at `answered_at_seq`.",
+    "NOT_DEFERRED": "the call was never deferred, so it takes no answer.",
+    "ALREADY_DECIDED": "the call has an operator's decision already, at `decided_at_seq`.",
+    "CALL_NOT_PENDING": "the call is not in the run's pending batch, so it cannot be decided.",
+    "STORAGE_FULL": "the server's store is full; nothing was written.",
+    "STORAGE_UNAVAILABLE": (
+        "the store failed; resending the same request is safe. Not retried automatically: the caller decides "
+        "whether and when."
+    ),
+    "UNAUTHENTICATED": "the call carried no valid bearer token (or a proxy in front of the server refused it).",
+    "PERMISSION_DENIED": (
+        "the token may not touch this run or task (outside its id prefixes), or the call needs a scope the token "
+        'lacks (`scope`, e.g. "operator" for Answer and Approve). `principal` is the token\'s name as the server '
+        "knows it."
+    ),
+    "TASK_NOT_FOUND": "no task with this id; `task_id` names it.",
+    "TASK_CONFLICT": "the task id was already submitted with a different request (or labels).",
+    "ALREADY_COMPLETED": (
+        "the task has an outcome already; the first one stands. The refusal carries the stored task, with the "
+        "outcome that won, among its details."
+    ),
+    "RUN_DELETED": (
+        "the run was deleted (DeleteRun or retention); its id is never used again. `last_seq` is its last seq "
+        "then. A watch of the run ends with it when the run is deleted while watched."
+    ),
+    "LAST_SEQ_MISMATCH": (
+        "DeleteRun's `expected_last_seq` is not the run's last seq (`last_seq`); nothing was deleted. Something was "
+        "appended after the caller looked: look at the run again before deleting it."
+    ),
+    "TASK_DELETED": "the task was deleted; its id is never used again.",
+}
+"""Reason -> what it tells a client, for the clients' error classes (``scripts/generate.py`` writes them).
+
+A clause that goes after "REASON: " in a class's documentation. A metadata
+key in backquotes (`last_seq`) becomes the name each language gives it.
+"""
 
 
 def metadata_problems(reason: str, values: Mapping[str, object]) -> list[str]:

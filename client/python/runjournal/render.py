@@ -74,14 +74,13 @@ def render_state(state: state_pb2.RunState) -> str:
         if waiting:
             lines.append("")
             lines.append("waiting for a person:")
-            for call in waiting:
-                what = state_pb2.WAITING_FOR_DECISION if call.deferral.needs_approval else state_pb2.WAITING_FOR_ANSWER
-                article = "a" if what == state_pb2.WAITING_FOR_DECISION else "an"
+            for call in waiting:  # what each waits for is the server's word (PendingCall.waiting_for)
+                article = "a" if call.waiting_for == state_pb2.WAITING_FOR_DECISION else "an"
                 lines.append(
-                    f"    {_call(call.tool_use)}: waits for {article} {_waiting_for(what)} from "
+                    f"    {_call(call.tool_use)}: waits for {article} {_waiting_for(call.waiting_for)} from "
                     f"{safe_text(call.deferral.expected_answerer or 'anyone')}: {safe_text(call.deferral.reason)}"
                 )
-                lines.append(f"        {_how_to(what, state.run_id, call.tool_use.id)}")
+                lines.append(f"        {_how_to(call.waiting_for, state.run_id, call.tool_use.id)}")
     if state.HasField("terminal"):
         reason = records_pb2.TerminalReason.Name(state.terminal.reason).removeprefix("TERMINAL_REASON_").lower()
         lines.append("")

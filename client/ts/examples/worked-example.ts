@@ -76,13 +76,14 @@ function showPending(state: RunState): void {
   const pending = state.pending!;
   console.log(`   pending batch of iteration ${pending.iteration} (assistant at seq ${pending.assistantSeq}):`);
   for (const call of pending.calls) {
+    // What the call waits for is the server's word (PendingCall.waitingFor), not worked out here.
     let where: string;
-    if (call.answered) where = `answered at seq ${call.resultSeq}`;
-    else if (call.decision) {
-      where = `${lower(Decision[call.decision])} by '${call.approval?.approver}' at seq ${call.approvalSeq}, not run yet`;
-    } else if (call.deferred) {
-      const what = call.deferral?.needsApproval ? "a decision" : "an answer";
+    if (call.waitingFor === WaitingFor.NOTHING) where = `answered at seq ${call.resultSeq}`;
+    else if (call.waitingFor === WaitingFor.ANSWER || call.waitingFor === WaitingFor.DECISION) {
+      const what = call.waitingFor === WaitingFor.DECISION ? "a decision" : "an answer";
       where = `deferred at seq ${call.deferralSeq}: waits for ${what} from '${call.deferral?.expectedAnswerer}'`;
+    } else if (call.decision) {
+      where = `${lower(Decision[call.decision])} by '${call.approval?.approver}' at seq ${call.approvalSeq}, not run yet`;
     } else where = "NOT answered yet";
     console.log(`     - ${call.toolUse?.id} ${call.toolUse?.name}(${call.toolUse?.inputJson}): ${where}`);
   }

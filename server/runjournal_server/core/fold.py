@@ -68,6 +68,7 @@ from runjournal.v1.records_pb2 import (
 )
 from runjournal.v1.state_pb2 import Counters, RunState, RunStatus
 from runjournal_server.core.errors import VersionMismatchError
+from runjournal_server.core.inbox import fill_waiting_for
 from runjournal_server.core.kinds import FORMAT_VERSION, Kind
 from runjournal_server.core.summary import TERMINAL_STATUS, StoredLike, is_inert_kind, status_of
 from runjournal_server.core.turns import Call, CallStatus, Turn, pending_batch
@@ -391,6 +392,7 @@ class Folder:
                 trailing.append(ConversationMessage(role=Role.ROLE_USER, content=turn.results))
         elif turn is not None:
             state.pending.CopyFrom(pending_batch(turn))
+            fill_waiting_for(state.pending)
         committed = len(self._conversation)
         start = min(max(conversation_from, 0), committed + len(trailing))
         state.conversation_offset = start

@@ -1,8 +1,13 @@
-"""The human-inbox rule: which calls wait for a person, shared by fold and listing.
+"""What a call of the open turn waits for, and which calls wait for a person: shared by fold and listing.
 
-A call waits for a person while it is deferred and has no result, and, when
-its deferral ``needs_approval``, while it has no decision yet (once decided, the
-worker acts: it runs an approved call, answers a denied one with an error).
+``call_waits_for`` is the one rule: a call with its result waits for nothing;
+a deferred call without one waits for a person, for an answer or, when its
+deferral ``needs_approval``, for a decision until it has one; every other call
+waits for its worker (once decided, the worker acts: it runs an approved call,
+answers a denied one with an error). The fold states it on each call of a
+pending batch (``fill_waiting_for``: ``PendingCall.waiting_for``), the listing
+on each call of its inbox (``waiting_calls``), so clients read it and never
+work it out again.
 
 Only the trailing turn can hold such calls (a new assistant record or a user
 follow-up is refused while a call is unanswered), so the listing needs only
@@ -14,8 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from runjournal.v1.records_pb2 import Deferral
-from runjournal.v1.state_pb2 import WaitingCall, WaitingFor
+from runjournal.v1.records_pb2 import Decision, Deferral
+from runjournal.v1.state_pb2 import PendingBatch, WaitingCall, WaitingFor
 from runjournal_server.core.kinds import Kind
 from runjournal_server.core.summary import StoredLike
 
@@ -26,13 +31,33 @@ MAY_WAIT_AFTER_KINDS: frozenset[str] = frozenset({Kind.DEFERRAL, Kind.APPROVAL, 
 """Last significant record kinds after which a call may still wait; after others, none can."""
 
 
+FOR_A_PERSON: frozenset[WaitingFor] = frozenset({WaitingFor.WAITING_FOR_ANSWER, WaitingFor.WAITING_FOR_DECISION})
+"""What ``call_waits_for`` answers for a call that waits for a person (the inbox's calls)."""
+
+
+def call_waits_for(deferral: Deferral | None, *, answered: bool, decided: bool) -> WaitingFor:
+    """What a call of the open turn waits for: nothing, its worker, an answer or a decision."""
+    if answered:
+        return WaitingFor.WAITING_FOR_NOTHING
+    if deferral is None or (deferral.needs_approval and decided):
+        return WaitingFor.WAITING_FOR_WORKER
+    return WaitingFor.WAITING_FOR_DECISION if deferral.needs_approval else WaitingFor.WAITING_FOR_ANSWER
+
+
 def waiting_for(deferral: Deferral | None, *, answered: bool, decided: bool) -> WaitingFor:
-    """What a call waits for, or ``WAITING_FOR_UNSPECIFIED`` when it waits for nobody."""
-    if deferral is None or answered:
-        return WaitingFor.WAITING_FOR_UNSPECIFIED
-    if not deferral.needs_approval:
-        return WaitingFor.WAITING_FOR_ANSWER
-    return WaitingFor.WAITING_FOR_UNSPECIFIED if decided else WaitingFor.WAITING_FOR_DECISION
+    """What a call waits for from a person, or ``WAITING_FOR_UNSPECIFIED`` when it waits for nobody."""
+    what = call_waits_for(deferral, answered=answered, decided=decided)
+    return what if what in FOR_A_PERSON else WaitingFor.WAITING_FOR_UNSPECIFIED
+
+
+def fill_waiting_for(batch: PendingBatch) -> None:
+    """Set ``waiting_for`` on every call of a pending batch, from its result, deferral and decision."""
+    for call in batch.calls:
+        call.waiting_for = call_waits_for(
+            call.deferral if call.deferred else None,
+            answered=call.answered,
+            decided=call.decision != Decision.DECISION_UNSPECIFIED,
+        )
 
 
 def waiting_calls(tail: Sequence[StoredLike]) -> list[WaitingCall]:

@@ -67,22 +67,25 @@ func step(title string) { fmt.Printf("\n== %s\n", title) }
 
 func lower(name, prefix string) string { return strings.ToLower(strings.TrimPrefix(name, prefix)) }
 
+// forAPerson says what a call waiting for a person waits for.
+var forAPerson = map[pb.WaitingFor]string{
+	pb.WaitingFor_WAITING_FOR_ANSWER:   "an answer",
+	pb.WaitingFor_WAITING_FOR_DECISION: "a decision",
+}
+
 func showPending(st *pb.RunState) {
 	p := st.GetPending()
 	fmt.Printf("   pending batch of iteration %d (assistant at seq %d):\n", p.GetIteration(), p.GetAssistantSeq())
 	for _, call := range p.GetCalls() {
+		// What the call waits for is the server's word (PendingCall.WaitingFor), not worked out here.
 		var where string
-		switch {
-		case call.GetAnswered():
+		switch what := call.GetWaitingFor(); {
+		case what == pb.WaitingFor_WAITING_FOR_NOTHING:
 			where = fmt.Sprintf("answered at seq %d", call.GetResultSeq())
+		case forAPerson[what] != "":
+			where = fmt.Sprintf("deferred at seq %d: waits for %s from %q", call.GetDeferralSeq(), forAPerson[what], call.GetDeferral().GetExpectedAnswerer())
 		case call.GetDecision() != pb.Decision_DECISION_UNSPECIFIED:
 			where = fmt.Sprintf("%s by %q at seq %d, not run yet", lower(call.GetDecision().String(), "DECISION_"), call.GetApproval().GetApprover(), call.GetApprovalSeq())
-		case call.GetDeferred():
-			what := "an answer"
-			if call.GetDeferral().GetNeedsApproval() {
-				what = "a decision"
-			}
-			where = fmt.Sprintf("deferred at seq %d: waits for %s from %q", call.GetDeferralSeq(), what, call.GetDeferral().GetExpectedAnswerer())
 		default:
 			where = "NOT answered yet"
 		}

@@ -37,6 +37,8 @@ class WaitingFor(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     WAITING_FOR_UNSPECIFIED: _ClassVar[WaitingFor]
     WAITING_FOR_ANSWER: _ClassVar[WaitingFor]
     WAITING_FOR_DECISION: _ClassVar[WaitingFor]
+    WAITING_FOR_WORKER: _ClassVar[WaitingFor]
+    WAITING_FOR_NOTHING: _ClassVar[WaitingFor]
 RUN_STATUS_UNSPECIFIED: RunStatus
 RUN_STATUS_OPEN: RunStatus
 RUN_STATUS_COMPLETED: RunStatus
@@ -55,6 +57,8 @@ FIELD_CLASS_BUDGET: FieldClass
 WAITING_FOR_UNSPECIFIED: WaitingFor
 WAITING_FOR_ANSWER: WaitingFor
 WAITING_FOR_DECISION: WaitingFor
+WAITING_FOR_WORKER: WaitingFor
+WAITING_FOR_NOTHING: WaitingFor
 
 class Counters(_message.Message):
     __slots__ = ("llm_calls", "tool_calls", "remote_tool_calls", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "deferrals")
@@ -77,7 +81,7 @@ class Counters(_message.Message):
     def __init__(self, llm_calls: _Optional[int] = ..., tool_calls: _Optional[int] = ..., remote_tool_calls: _Optional[int] = ..., input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., cache_read_tokens: _Optional[int] = ..., cache_write_tokens: _Optional[int] = ..., deferrals: _Optional[int] = ...) -> None: ...
 
 class PendingCall(_message.Message):
-    __slots__ = ("tool_use", "answered", "result_seq", "result", "deferred", "deferral_seq", "deferral", "decision", "approval_seq", "approval", "waiting_for_person")
+    __slots__ = ("tool_use", "answered", "result_seq", "result", "deferred", "deferral_seq", "deferral", "decision", "approval_seq", "approval", "waiting_for_person", "waiting_for")
     TOOL_USE_FIELD_NUMBER: _ClassVar[int]
     ANSWERED_FIELD_NUMBER: _ClassVar[int]
     RESULT_SEQ_FIELD_NUMBER: _ClassVar[int]
@@ -89,6 +93,7 @@ class PendingCall(_message.Message):
     APPROVAL_SEQ_FIELD_NUMBER: _ClassVar[int]
     APPROVAL_FIELD_NUMBER: _ClassVar[int]
     WAITING_FOR_PERSON_FIELD_NUMBER: _ClassVar[int]
+    WAITING_FOR_FIELD_NUMBER: _ClassVar[int]
     tool_use: _records_pb2.ToolUseBlock
     answered: bool
     result_seq: int
@@ -100,7 +105,8 @@ class PendingCall(_message.Message):
     approval_seq: int
     approval: _records_pb2.Approval
     waiting_for_person: bool
-    def __init__(self, tool_use: _Optional[_Union[_records_pb2.ToolUseBlock, _Mapping]] = ..., answered: _Optional[bool] = ..., result_seq: _Optional[int] = ..., result: _Optional[_Union[_records_pb2.ToolResult, _Mapping]] = ..., deferred: _Optional[bool] = ..., deferral_seq: _Optional[int] = ..., deferral: _Optional[_Union[_records_pb2.Deferral, _Mapping]] = ..., decision: _Optional[_Union[_records_pb2.Decision, str]] = ..., approval_seq: _Optional[int] = ..., approval: _Optional[_Union[_records_pb2.Approval, _Mapping]] = ..., waiting_for_person: _Optional[bool] = ...) -> None: ...
+    waiting_for: WaitingFor
+    def __init__(self, tool_use: _Optional[_Union[_records_pb2.ToolUseBlock, _Mapping]] = ..., answered: _Optional[bool] = ..., result_seq: _Optional[int] = ..., result: _Optional[_Union[_records_pb2.ToolResult, _Mapping]] = ..., deferred: _Optional[bool] = ..., deferral_seq: _Optional[int] = ..., deferral: _Optional[_Union[_records_pb2.Deferral, _Mapping]] = ..., decision: _Optional[_Union[_records_pb2.Decision, str]] = ..., approval_seq: _Optional[int] = ..., approval: _Optional[_Union[_records_pb2.Approval, _Mapping]] = ..., waiting_for_person: _Optional[bool] = ..., waiting_for: _Optional[_Union[WaitingFor, str]] = ...) -> None: ...
 
 class PendingBatch(_message.Message):
     __slots__ = ("assistant_seq", "iteration", "assistant", "calls")

@@ -68,7 +68,8 @@ def duration(seconds: int) -> str:
 
 
 def waiting_for(value: int) -> str:
-    return "decision" if value == state_pb2.WAITING_FOR_DECISION else "answer"
+    """What a call waits for, as the server said it (``WaitingFor``): "answer", "decision", "worker" or "nothing"."""
+    return _enum_word(state_pb2.WaitingFor, "WAITING_FOR_", value)
 
 
 @dataclass(frozen=True)
@@ -205,7 +206,7 @@ def call_view(call: state_pb2.PendingCall) -> CallView:
         tool=shown(call.tool_use.name),
         arguments=arguments_lines(call.tool_use.input_json),
         waiting_for_person=call.waiting_for_person,
-        waits_for="decision" if call.deferral.needs_approval else "answer",
+        waits_for=waiting_for(call.waiting_for),
         reason=shown(call.deferral.reason) if call.deferred else "",
         expected=shown(call.deferral.expected_answerer or "anyone") if call.deferred else "",
         deferral_seq=call.deferral_seq,

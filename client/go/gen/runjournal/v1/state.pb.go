@@ -175,17 +175,26 @@ func (FieldClass) EnumDescriptor() ([]byte, []int) {
 	return file_runjournal_v1_state_proto_rawDescGZIP(), []int{1}
 }
 
-// What a waiting call waits for.
+// What a tool call waits for. A WaitingCall (the inbox) waits for a person:
+// an answer or a decision. A PendingCall may also wait for its worker, or
+// for nothing.
 type WaitingFor int32
 
 const (
 	// Not set.
 	WaitingFor_WAITING_FOR_UNSPECIFIED WaitingFor = 0
-	// An answer: JournalService.Answer writes the call's result.
+	// An answer: the call was deferred to a person or another system, and
+	// JournalService.Answer writes its result.
 	WaitingFor_WAITING_FOR_ANSWER WaitingFor = 1
 	// A decision: JournalService.Approve records it; the worker then runs the
 	// call (approved) or answers it with an error (denied).
 	WaitingFor_WAITING_FOR_DECISION WaitingFor = 2
+	// The worker's own tool result: the call was never deferred (the worker
+	// runs it), or a person decided it (the worker runs it or answers it with
+	// an error). Only on a PendingCall.
+	WaitingFor_WAITING_FOR_WORKER WaitingFor = 3
+	// Nothing: the call has its result. Only on a PendingCall.
+	WaitingFor_WAITING_FOR_NOTHING WaitingFor = 4
 )
 
 // Enum value maps for WaitingFor.
@@ -194,11 +203,15 @@ var (
 		0: "WAITING_FOR_UNSPECIFIED",
 		1: "WAITING_FOR_ANSWER",
 		2: "WAITING_FOR_DECISION",
+		3: "WAITING_FOR_WORKER",
+		4: "WAITING_FOR_NOTHING",
 	}
 	WaitingFor_value = map[string]int32{
 		"WAITING_FOR_UNSPECIFIED": 0,
 		"WAITING_FOR_ANSWER":      1,
 		"WAITING_FOR_DECISION":    2,
+		"WAITING_FOR_WORKER":      3,
+		"WAITING_FOR_NOTHING":     4,
 	}
 )
 
@@ -363,11 +376,19 @@ type PendingCall struct {
 	ApprovalSeq int64 `protobuf:"varint,9,opt,name=approval_seq,json=approvalSeq,proto3" json:"approval_seq,omitempty"`
 	// The approval record, while not spent.
 	Approval *Approval `protobuf:"bytes,10,opt,name=approval,proto3" json:"approval,omitempty"`
-	// True while the call waits for a person: deferred and unanswered, and,
-	// for a deferral that needs approval, not yet decided.
+	// True while the call waits for a person: `waiting_for` is
+	// WAITING_FOR_ANSWER or WAITING_FOR_DECISION.
 	WaitingForPerson bool `protobuf:"varint,11,opt,name=waiting_for_person,json=waitingForPerson,proto3" json:"waiting_for_person,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// What the call waits for, as the server's fold decides it (clients show
+	// it rather than work it out from the deferral and the decision):
+	// WAITING_FOR_NOTHING once it has its result; else WAITING_FOR_DECISION
+	// while a deferral that needs approval has no decision, WAITING_FOR_ANSWER
+	// while a deferral needs no approval, and WAITING_FOR_WORKER for a call
+	// never deferred or already decided. Unspecified only from a server older
+	// than this field.
+	WaitingFor    WaitingFor `protobuf:"varint,12,opt,name=waiting_for,json=waitingFor,proto3,enum=runjournal.v1.WaitingFor" json:"waiting_for,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PendingCall) Reset() {
@@ -475,6 +496,13 @@ func (x *PendingCall) GetWaitingForPerson() bool {
 		return x.WaitingForPerson
 	}
 	return false
+}
+
+func (x *PendingCall) GetWaitingFor() WaitingFor {
+	if x != nil {
+		return x.WaitingFor
+	}
+	return WaitingFor_WAITING_FOR_UNSPECIFIED
 }
 
 // The trailing assistant turn while some of its calls have no result yet.
@@ -1145,7 +1173,7 @@ const file_runjournal_v1_state_proto_rawDesc = "" +
 	"\routput_tokens\x18\x05 \x01(\x03R\foutputTokens\x12*\n" +
 	"\x11cache_read_tokens\x18\x06 \x01(\x03R\x0fcacheReadTokens\x12,\n" +
 	"\x12cache_write_tokens\x18\a \x01(\x03R\x10cacheWriteTokens\x12\x1c\n" +
-	"\tdeferrals\x18\b \x01(\x03R\tdeferrals\"\xe2\x03\n" +
+	"\tdeferrals\x18\b \x01(\x03R\tdeferrals\"\x9e\x04\n" +
 	"\vPendingCall\x126\n" +
 	"\btool_use\x18\x01 \x01(\v2\x1b.runjournal.v1.ToolUseBlockR\atoolUse\x12\x1a\n" +
 	"\banswered\x18\x02 \x01(\bR\banswered\x12\x1d\n" +
@@ -1159,7 +1187,9 @@ const file_runjournal_v1_state_proto_rawDesc = "" +
 	"\fapproval_seq\x18\t \x01(\x03R\vapprovalSeq\x123\n" +
 	"\bapproval\x18\n" +
 	" \x01(\v2\x17.runjournal.v1.ApprovalR\bapproval\x12,\n" +
-	"\x12waiting_for_person\x18\v \x01(\bR\x10waitingForPerson\"\xc5\x01\n" +
+	"\x12waiting_for_person\x18\v \x01(\bR\x10waitingForPerson\x12:\n" +
+	"\vwaiting_for\x18\f \x01(\x0e2\x19.runjournal.v1.WaitingForR\n" +
+	"waitingFor\"\xc5\x01\n" +
 	"\fPendingBatch\x12#\n" +
 	"\rassistant_seq\x18\x01 \x01(\x03R\fassistantSeq\x12\x1c\n" +
 	"\titeration\x18\x02 \x01(\x05R\titeration\x12@\n" +
@@ -1244,12 +1274,14 @@ const file_runjournal_v1_state_proto_rawDesc = "" +
 	"\x10FIELD_CLASS_HARD\x10\x01\x12\x18\n" +
 	"\x14FIELD_CLASS_BLOCKING\x10\x02\x12\x15\n" +
 	"\x11FIELD_CLASS_TOOLS\x10\x03\x12\x16\n" +
-	"\x12FIELD_CLASS_BUDGET\x10\x04*[\n" +
+	"\x12FIELD_CLASS_BUDGET\x10\x04*\x8c\x01\n" +
 	"\n" +
 	"WaitingFor\x12\x1b\n" +
 	"\x17WAITING_FOR_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12WAITING_FOR_ANSWER\x10\x01\x12\x18\n" +
-	"\x14WAITING_FOR_DECISION\x10\x02B\xad\x01\n" +
+	"\x14WAITING_FOR_DECISION\x10\x02\x12\x16\n" +
+	"\x12WAITING_FOR_WORKER\x10\x03\x12\x17\n" +
+	"\x13WAITING_FOR_NOTHING\x10\x04B\xad\x01\n" +
 	"\x11com.runjournal.v1B\n" +
 	"StateProtoP\x01Z7runjournal.dev/client/go/gen/runjournal/v1;runjournalv1\xa2\x02\x03RXX\xaa\x02\rRunjournal.V1\xca\x02\rRunjournal\\V1\xe2\x02\x19Runjournal\\V1\\GPBMetadata\xea\x02\x0eRunjournal::V1b\x06proto3"
 
@@ -1298,29 +1330,30 @@ var file_runjournal_v1_state_proto_depIdxs = []int32{
 	14, // 2: runjournal.v1.PendingCall.deferral:type_name -> runjournal.v1.Deferral
 	15, // 3: runjournal.v1.PendingCall.decision:type_name -> runjournal.v1.Decision
 	16, // 4: runjournal.v1.PendingCall.approval:type_name -> runjournal.v1.Approval
-	17, // 5: runjournal.v1.PendingBatch.assistant:type_name -> runjournal.v1.ConversationMessage
-	4,  // 6: runjournal.v1.PendingBatch.calls:type_name -> runjournal.v1.PendingCall
-	18, // 7: runjournal.v1.RunState.meta:type_name -> runjournal.v1.Meta
-	17, // 8: runjournal.v1.RunState.conversation:type_name -> runjournal.v1.ConversationMessage
-	3,  // 9: runjournal.v1.RunState.counters:type_name -> runjournal.v1.Counters
-	19, // 10: runjournal.v1.RunState.last_stop_reason:type_name -> runjournal.v1.StopReason
-	5,  // 11: runjournal.v1.RunState.pending:type_name -> runjournal.v1.PendingBatch
-	20, // 12: runjournal.v1.RunState.terminal:type_name -> runjournal.v1.Terminal
-	0,  // 13: runjournal.v1.RunState.status:type_name -> runjournal.v1.RunStatus
-	21, // 14: runjournal.v1.RunState.effective_fingerprint:type_name -> runjournal.v1.Fingerprint
-	1,  // 15: runjournal.v1.FieldDifference.field_class:type_name -> runjournal.v1.FieldClass
-	7,  // 16: runjournal.v1.GateReport.differences:type_name -> runjournal.v1.FieldDifference
-	0,  // 17: runjournal.v1.RunSummary.status:type_name -> runjournal.v1.RunStatus
-	22, // 18: runjournal.v1.RunSummary.created_at:type_name -> google.protobuf.Timestamp
-	11, // 19: runjournal.v1.RunSummary.labels:type_name -> runjournal.v1.RunSummary.LabelsEntry
-	10, // 20: runjournal.v1.RunSummary.waiting_calls:type_name -> runjournal.v1.WaitingCall
-	22, // 21: runjournal.v1.RunSummary.updated_at:type_name -> google.protobuf.Timestamp
-	2,  // 22: runjournal.v1.WaitingCall.waiting_for:type_name -> runjournal.v1.WaitingFor
-	23, // [23:23] is the sub-list for method output_type
-	23, // [23:23] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	2,  // 5: runjournal.v1.PendingCall.waiting_for:type_name -> runjournal.v1.WaitingFor
+	17, // 6: runjournal.v1.PendingBatch.assistant:type_name -> runjournal.v1.ConversationMessage
+	4,  // 7: runjournal.v1.PendingBatch.calls:type_name -> runjournal.v1.PendingCall
+	18, // 8: runjournal.v1.RunState.meta:type_name -> runjournal.v1.Meta
+	17, // 9: runjournal.v1.RunState.conversation:type_name -> runjournal.v1.ConversationMessage
+	3,  // 10: runjournal.v1.RunState.counters:type_name -> runjournal.v1.Counters
+	19, // 11: runjournal.v1.RunState.last_stop_reason:type_name -> runjournal.v1.StopReason
+	5,  // 12: runjournal.v1.RunState.pending:type_name -> runjournal.v1.PendingBatch
+	20, // 13: runjournal.v1.RunState.terminal:type_name -> runjournal.v1.Terminal
+	0,  // 14: runjournal.v1.RunState.status:type_name -> runjournal.v1.RunStatus
+	21, // 15: runjournal.v1.RunState.effective_fingerprint:type_name -> runjournal.v1.Fingerprint
+	1,  // 16: runjournal.v1.FieldDifference.field_class:type_name -> runjournal.v1.FieldClass
+	7,  // 17: runjournal.v1.GateReport.differences:type_name -> runjournal.v1.FieldDifference
+	0,  // 18: runjournal.v1.RunSummary.status:type_name -> runjournal.v1.RunStatus
+	22, // 19: runjournal.v1.RunSummary.created_at:type_name -> google.protobuf.Timestamp
+	11, // 20: runjournal.v1.RunSummary.labels:type_name -> runjournal.v1.RunSummary.LabelsEntry
+	10, // 21: runjournal.v1.RunSummary.waiting_calls:type_name -> runjournal.v1.WaitingCall
+	22, // 22: runjournal.v1.RunSummary.updated_at:type_name -> google.protobuf.Timestamp
+	2,  // 23: runjournal.v1.WaitingCall.waiting_for:type_name -> runjournal.v1.WaitingFor
+	24, // [24:24] is the sub-list for method output_type
+	24, // [24:24] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_runjournal_v1_state_proto_init() }
