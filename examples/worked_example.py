@@ -91,7 +91,7 @@ def show_pending(state: state_pb2.RunState) -> None:
             decision = records_pb2.Decision.Name(call.decision).removeprefix("DECISION_").lower()
             where = f"{decision} by {call.approval.approver!r} at seq {call.approval_seq}, not run yet"
         elif call.deferred:
-            what = "a decision" if call.deferral.needs_approval else "an answer"
+            what = "a decision" if call.waiting_for == state_pb2.WAITING_FOR_DECISION else "an answer"
             where = f"deferred at seq {call.deferral_seq}: waits for {what} from {call.deferral.expected_answerer!r}"
         else:
             where = "NOT answered yet"
