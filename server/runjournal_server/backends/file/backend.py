@@ -27,7 +27,7 @@ from typing import TypeVar
 
 import portalocker
 
-from runjournal_server.backends.base import Backend, BackwardWalk, TaskStore, Tombstone
+from runjournal_server.backends.base import Backend
 from runjournal_server.backends.file.files import (
     JOURNAL_SUFFIX,
     LOCK_SUFFIX,
@@ -59,6 +59,9 @@ from runjournal_server.backends.file.reading import (
     walk_back,
 )
 from runjournal_server.backends.file.tombstones import Tombstones, erase
+from runjournal_server.backends.reading import BackwardWalk
+from runjournal_server.backends.task_store import TaskStore
+from runjournal_server.backends.tombstone import Tombstone
 from runjournal_server.core.errors import (
     CorruptJournalError,
     LastSeqMismatchError,

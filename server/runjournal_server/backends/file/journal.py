@@ -21,11 +21,12 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn
 
-from runjournal_server.backends.base import Journal, decode_at
 from runjournal_server.backends.file.commit_log import Entry, meta_digest
 from runjournal_server.backends.file.files import os_errors, storage_error, write_all
 from runjournal_server.backends.file.intent import Intent, blank, declare
 from runjournal_server.backends.file.reading import Scan
+from runjournal_server.backends.journal import Journal
+from runjournal_server.backends.reading import decode_at
 from runjournal_server.core.errors import CorruptJournalError, StorageUnavailableError
 from runjournal_server.core.records import StoredRecord
 

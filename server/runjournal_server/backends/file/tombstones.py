@@ -15,14 +15,12 @@ reads back in part.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import uuid
 from pathlib import Path
 
-from runjournal_server.backends.base import Tombstone
 from runjournal_server.backends.file.files import fsync_dir, write_new_file
-from runjournal_server.core.errors import StorageUnavailableError
+from runjournal_server.backends.tombstone import Tombstone, decode_tombstone, encode_tombstone
 from runjournal_server.core.ids import is_valid_run_id, validate_run_id
 
 DELETED_DIR = "deleted"
@@ -47,24 +45,16 @@ class Tombstones:
         return self._dir / (validate_run_id(run_id) + TOMBSTONE_SUFFIX)
 
     def read(self, run_id: str) -> Tombstone | None:
+        path = self._path(run_id)
         try:
-            data = self._path(run_id).read_bytes()
+            data = path.read_bytes()
         except FileNotFoundError:
             return None
-        try:
-            fields = json.loads(data)
-            return Tombstone(str(fields["run_id"]), int(fields["last_seq"]), float(fields["deleted_at"]))
-        except (ValueError, KeyError, TypeError) as err:
-            raise StorageUnavailableError(
-                run_id, f"the tombstone {self._path(run_id)} is damaged ({err}); the run stays deleted"
-            ) from err
+        return decode_tombstone(run_id, data, str(path))
 
     def write(self, tombstone: Tombstone) -> None:
         """Store the tombstone durably (temporary file, fsync, rename, directory fsync)."""
-        body = json.dumps(
-            {"run_id": tombstone.run_id, "last_seq": tombstone.last_seq, "deleted_at": tombstone.deleted_at},
-            sort_keys=True,
-        ).encode()
+        body = encode_tombstone(tombstone)
         final = self._path(tombstone.run_id)
         self._prepare()
         temp = self._dir / f"{_TEMP_PREFIX}{uuid.uuid4().hex}"

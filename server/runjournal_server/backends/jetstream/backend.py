@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from nats.aio.client import Client
 
-from runjournal_server.backends.base import MAX_TASK_DOCUMENT_BYTES, Backend, BackwardWalk, TaskStore, Tombstone
+from runjournal_server.backends.base import Backend
 from runjournal_server.backends.jetstream.api import (
     ERR_STREAM_NAME_IN_USE,
     ERR_STREAM_NOT_FOUND,
@@ -70,6 +70,9 @@ from runjournal_server.backends.jetstream.staging import StagedCreation, needs_s
 from runjournal_server.backends.jetstream.tasks import JetStreamTaskStore
 from runjournal_server.backends.jetstream.tombstones import StreamTombstones
 from runjournal_server.backends.jetstream.tombstones import decode as decode_tombstone
+from runjournal_server.backends.reading import BackwardWalk
+from runjournal_server.backends.task_store import MAX_TASK_DOCUMENT_BYTES, TaskStore
+from runjournal_server.backends.tombstone import Tombstone
 from runjournal_server.core import records
 from runjournal_server.core.errors import (
     CorruptJournalError,

@@ -15,7 +15,6 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from runjournal_server.backends.base import Journal, WriteRaceError
 from runjournal_server.backends.jetstream.api import (
     HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE,
     HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT,
@@ -40,6 +39,7 @@ from runjournal_server.backends.jetstream.publish import (
     publish_once,
 )
 from runjournal_server.backends.jetstream.reading import StreamReader
+from runjournal_server.backends.journal import Journal, WriteRaceError
 from runjournal_server.core.errors import CorruptJournalError, StorageFullError, StorageUnavailableError
 from runjournal_server.core.records import StoredRecord
 

@@ -26,7 +26,6 @@ import json
 import time
 from collections.abc import Callable
 
-from runjournal_server.backends.base import MAX_TASK_DOCUMENT_BYTES, TaskStore
 from runjournal_server.backends.jetstream.api import (
     HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE,
     HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT,
@@ -51,6 +50,7 @@ from runjournal_server.backends.jetstream.publish import (
     Target,
     publish_once,
 )
+from runjournal_server.backends.task_store import MAX_TASK_DOCUMENT_BYTES, TaskStore
 from runjournal_server.core.errors import InvalidArgumentError, StorageFullError, StorageUnavailableError
 from runjournal_server.core.ids import is_valid_run_id
 
