@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any, TypeVar
 
 from nats.aio.client import Client
@@ -26,10 +25,6 @@ from runjournal_server.backends.base import Backend
 from runjournal_server.backends.jetstream.api import (
     ERR_STREAM_NAME_IN_USE,
     ERR_STREAM_NOT_FOUND,
-    HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE,
-    HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT,
-    HEADER_EXPECTED_STREAM,
-    HEADER_MSG_ID,
     ApiError,
     JetStreamApi,
     NoAnswerError,
@@ -53,8 +48,8 @@ from runjournal_server.backends.jetstream.config import (
 from runjournal_server.backends.jetstream.connect import CONNECT_TIMEOUT_SECONDS, client_options, server_version
 from runjournal_server.backends.jetstream.erasing import Erasures
 from runjournal_server.backends.jetstream.feed import Feed
-from runjournal_server.backends.jetstream.journal import JetStreamJournal, Tail, check_batch_size, record_targets
-from runjournal_server.backends.jetstream.layout import DEFAULT_SUBJECT_PREFIX, Layout, message_id
+from runjournal_server.backends.jetstream.journal import JetStreamJournal, check_batch_size, record_targets
+from runjournal_server.backends.jetstream.layout import DEFAULT_SUBJECT_PREFIX, Fence, Layout, message_id, write_headers
 from runjournal_server.backends.jetstream.listing_store import JetStreamIndexStore
 from runjournal_server.backends.jetstream.publish import (
     Answer,
@@ -327,18 +322,15 @@ class JetStreamBackend(Backend):
                 )
 
     async def _publish_creation(self, api: JetStreamApi, run_id: str, batch: list[StoredRecord]) -> PubAck:
-        fence = {
-            HEADER_EXPECTED_STREAM: self._stream,
-            HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE: "0",
-            HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT: self._layout.run_subjects(run_id),
-        }
-        first = Outgoing(self._layout.subject(run_id, 1), batch[0].line, fence)
+        fence = self._layout.run_fence(run_id)
+        meta = self._layout.subject(run_id, 1)
         if len(batch) == 1:
-            return await api.publish(replace(first, headers={**fence, HEADER_MSG_ID: message_id(run_id, batch[0])}))
-        # No message ids in an atomic batch (nats-server 2.12 refuses them); the
-        # later messages need no fence: the meta's fence says the run is empty.
+            headers = write_headers(self._stream, fence=fence, msg_id=message_id(run_id, batch[0]))
+            return await api.publish(Outgoing(meta, batch[0].line, headers))
+        # The later messages need no fence: the meta's fence says the run is empty.
+        first = Outgoing(meta, batch[0].line, write_headers(self._stream, fence=fence))
         later = [
-            Outgoing(self._layout.subject(run_id, stored.seq), stored.line, {HEADER_EXPECTED_STREAM: self._stream})
+            Outgoing(self._layout.subject(run_id, stored.seq), stored.line, write_headers(self._stream))
             for stored in batch[1:]
         ]
         return await api.publish_batch([first, *later])
@@ -357,7 +349,7 @@ class JetStreamBackend(Backend):
         journal = JetStreamJournal(
             run_id,
             last_seq,
-            Tail(self._layout.subject(run_id, last_seq), stream_seq),
+            Fence(self._layout.subject(run_id, last_seq), stream_seq),
             api=lambda: self._api,
             layout=self._layout,
             reader=self._reader,
@@ -447,7 +439,7 @@ class JetStreamBackend(Backend):
 
     def task_store(self) -> TaskStore:
         """Task documents on write-once subjects of the same stream (see ``tasks.py``)."""
-        return JetStreamTaskStore(lambda: self._api, self._layout.prefix, lambda: self._max_task_document_bytes)
+        return JetStreamTaskStore(lambda: self._api, self._layout, lambda: self._max_task_document_bytes)
 
     # ------------------------------------------------------------ plumbing
 

@@ -45,7 +45,6 @@ from nats.js.client import JetStreamContext
 from runjournal_server.backends.jetstream.api import ApiError, JetStreamApi, NoAnswerError, NotDeliveredError
 from runjournal_server.backends.jetstream.layout import Layout
 from runjournal_server.core.errors import StorageUnavailableError
-from runjournal_server.core.ids import is_valid_run_id
 
 log = logging.getLogger("runjournal_server.backends.jetstream")
 
@@ -87,7 +86,7 @@ class Feed:
                 deliver_policy=js_api.DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=after + 1
             )
             self._subscription = await js.subscribe(
-                f"{self._layout.prefix}.*.*",
+                self._layout.records(),
                 stream=stream,
                 cb=self._on_message,
                 config=config,
@@ -117,12 +116,9 @@ class Feed:
         if deleted is not None:
             self._deleted(deleted)
             return
-        run_id = subject.removeprefix(f"{self._layout.prefix}.").partition(".")[0]
-        if not is_valid_run_id(run_id):
-            return
-        seq = self._layout.seq_of(run_id, subject)
-        if seq is not None:
-            self._stored(run_id, seq)
+        record = self._layout.record_of(subject)
+        if record is not None:
+            self._stored(*record)
 
     def _advance(self, msg: Msg) -> None:
         try:
@@ -168,7 +164,7 @@ class Feed:
     async def _last_stored(self, api: JetStreamApi) -> int | None:
         """The stream seq of the last message on the feed's subjects (0: none), from the leader; None: unknown."""
         try:
-            last = await api.get_last(f"{self._layout.prefix}.*.*")
+            last = await api.get_last(self._layout.records())
         except (ApiError, NotDeliveredError, NoAnswerError) as err:
             log.info("feed barrier: cannot read the stream's last record (%s)", err)
             return None

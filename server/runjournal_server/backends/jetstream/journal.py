@@ -13,13 +13,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from runjournal_server.backends.jetstream.api import (
-    HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE,
-    HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT,
-    HEADER_EXPECTED_STREAM,
-    HEADER_MSG_ID,
     JetStreamApi,
     NotDeliveredError,
     Outgoing,
@@ -28,7 +23,7 @@ from runjournal_server.backends.jetstream.api import (
     is_full,
 )
 from runjournal_server.backends.jetstream.config import MAX_ATOMIC_BATCH
-from runjournal_server.backends.jetstream.layout import Layout, message_id
+from runjournal_server.backends.jetstream.layout import Fence, Layout, message_id, write_headers
 from runjournal_server.backends.jetstream.publish import (
     Answer,
     Empty,
@@ -45,14 +40,6 @@ from runjournal_server.core.records import StoredRecord
 
 REFRESH_WINDOW_MAX = 64
 """The most subjects ``refresh`` reads at once (after 4, then 16), once it knows something is new."""
-
-
-@dataclass(frozen=True)
-class Tail:
-    """The last record a journal handle knows: what its next append is fenced on."""
-
-    subject: str
-    stream_seq: int
 
 
 def check_batch_size(run_id: str, batch: Sequence[StoredRecord]) -> None:
@@ -80,7 +67,7 @@ class JetStreamJournal(Journal):
         self,
         run_id: str,
         last_seq: int,
-        tail: Tail,
+        tail: Fence,
         *,
         api: Callable[[], JetStreamApi],
         layout: Layout,
@@ -94,6 +81,7 @@ class JetStreamJournal(Journal):
         self._forget = forget
         self._last_seq = last_seq
         self._tail = tail
+        """The last record this handle knows: what its next append is fenced on."""
         self._closed = False
         self._mutex = asyncio.Lock()
 
@@ -213,26 +201,22 @@ class JetStreamJournal(Journal):
     async def _send(self, api: JetStreamApi, batch: list[StoredRecord]) -> PubAck:
         if len(batch) == 1:
             return await api.publish(self._outgoing(api, batch[0], fenced=True, with_id=True))
-        # nats-server 2.12 refuses message ids inside an atomic batch, and
-        # allows the fence only where no earlier message of the batch
-        # writes its subject: so the first message carries the fence and
-        # the later ones rely on their write-once slots.
+        # In an atomic batch the first message carries the fence, and none an id (``layout.write_headers``).
         return await api.publish_batch(
             [self._outgoing(api, stored, fenced=index == 0, with_id=False) for index, stored in enumerate(batch)]
         )
 
     def _outgoing(self, api: JetStreamApi, stored: StoredRecord, *, fenced: bool, with_id: bool) -> Outgoing:
-        headers = {HEADER_EXPECTED_STREAM: api.stream}
-        if with_id:
-            headers[HEADER_MSG_ID] = message_id(self.run_id, stored)
-        if fenced:
-            headers[HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE] = str(self._tail.stream_seq)
-            headers[HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT] = self._tail.subject
+        headers = write_headers(
+            api.stream,
+            fence=self._tail if fenced else None,
+            msg_id=message_id(self.run_id, stored) if with_id else None,
+        )
         return Outgoing(self._subject(stored.seq), stored.line, headers)
 
     def _advance(self, seq: int, stream_seq: int) -> None:
         self._last_seq = seq
-        self._tail = Tail(self._subject(seq), stream_seq)
+        self._tail = Fence(self._subject(seq), stream_seq)
 
     def _subject(self, seq: int) -> str:
         return self._layout.subject(self.run_id, seq)

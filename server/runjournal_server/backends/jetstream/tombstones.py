@@ -24,10 +24,6 @@ from collections.abc import Callable
 
 from runjournal_server.backends.jetstream.api import (
     ERR_WRONG_LAST_SEQUENCE,
-    HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE,
-    HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT,
-    HEADER_EXPECTED_STREAM,
-    HEADER_MSG_ID,
     READ_CONCURRENCY,
     ApiError,
     JetStreamApi,
@@ -38,7 +34,7 @@ from runjournal_server.backends.jetstream.api import (
     is_full,
     is_taken,
 )
-from runjournal_server.backends.jetstream.layout import Layout
+from runjournal_server.backends.jetstream.layout import Layout, write_headers
 from runjournal_server.backends.jetstream.reading import StreamReader
 from runjournal_server.backends.tombstone import Tombstone, decode_tombstone, encode_tombstone
 from runjournal_server.core.errors import (
@@ -128,12 +124,11 @@ class StreamTombstones:
         subject = self._layout.tombstone(run_id)
         body = encode_tombstone(tombstone)
         api = self._api()
-        headers = {
-            HEADER_MSG_ID: f"deleted/{run_id}/{hashlib.sha256(body).hexdigest()[:32]}",
-            HEADER_EXPECTED_STREAM: api.stream,
-            HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE: str(fence),
-            HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT: self._layout.run_subjects(run_id),
-        }
+        headers = write_headers(
+            api.stream,
+            fence=self._layout.run_fence(run_id, fence),
+            msg_id=f"deleted/{run_id}/{hashlib.sha256(body).hexdigest()[:32]}",
+        )
         try:
             ack = await api.publish(Outgoing(subject, body, headers))
         except NotDeliveredError as err:
