@@ -141,8 +141,11 @@ class Journal(abc.ABC):
     async def refresh(self) -> list[StoredRecord]:
         """Records other writers stored after ``last_seq``, now adopted (``last_seq`` advanced).
 
-        A backend whose writer lock is exclusive has nobody to catch up with,
-        so the default returns nothing without any I/O.
+        ``RunDeletedError`` when another writer deleted the run meanwhile (the
+        backend found its tombstone: ``deletion.py``); ``CorruptJournalError``
+        for anything else stored there that no record may be. A backend whose
+        writer lock is exclusive has nobody to catch up with, so the default
+        returns nothing without any I/O.
         """
         return []
 

@@ -24,6 +24,7 @@ from runjournal_server.backends.jetstream.api import (
 )
 from runjournal_server.backends.jetstream.config import MAX_ATOMIC_BATCH
 from runjournal_server.backends.jetstream.layout import Fence, Layout, message_id, write_headers
+from runjournal_server.backends.jetstream.own_writes import OwnWrites
 from runjournal_server.backends.jetstream.publish import (
     Answer,
     Empty,
@@ -34,8 +35,14 @@ from runjournal_server.backends.jetstream.publish import (
     publish_once,
 )
 from runjournal_server.backends.jetstream.reading import StreamReader
+from runjournal_server.backends.jetstream.tombstones import decode as decode_tombstone
 from runjournal_server.backends.journal import Journal, WriteRaceError
-from runjournal_server.core.errors import CorruptJournalError, StorageFullError, StorageUnavailableError
+from runjournal_server.core.errors import (
+    CorruptJournalError,
+    RunDeletedError,
+    StorageFullError,
+    StorageUnavailableError,
+)
 from runjournal_server.core.records import StoredRecord
 
 REFRESH_WINDOW_MAX = 64
@@ -72,12 +79,14 @@ class JetStreamJournal(Journal):
         api: Callable[[], JetStreamApi],
         layout: Layout,
         reader: StreamReader,
+        own: OwnWrites,
         forget: Callable[[JetStreamJournal], None],
     ) -> None:
         self.run_id = run_id
         self._api = api
         self._layout = layout
         self._reader = reader
+        self._own = own
         self._forget = forget
         self._last_seq = last_seq
         self._tail = tail
@@ -103,7 +112,8 @@ class JetStreamJournal(Journal):
         records after it are read by exact subject (4, then 16, then 64 at
         a time) until one is empty, and the lookup is repeated from the new
         tail, so a message published on a gap or malformed subject after
-        them is reported instead of waiting to collide with a later append.
+        them is reported instead of waiting to collide with a later append,
+        and the run's tombstone there is RUN_DELETED (``deletion.py``).
         A stray stored *before* our tail is the full reads' to find
         (``StreamReader.last``); refresh stays one lookup.
         """
@@ -113,6 +123,9 @@ class JetStreamJournal(Journal):
             after = self._tail.stream_seq
             while (following := await self._reader.next_after(self.run_id, after)) is not None:
                 expected = self._last_seq + len(found) + 1
+                if following.subject == self._layout.tombstone(self.run_id):
+                    # Another replica deleted the run: its tombstone follows what this handle knows.
+                    raise RunDeletedError(self.run_id, decode_tombstone(self.run_id, following).last_seq)
                 if following.subject != self._subject(expected):
                     raise self._reader.stray_error(self.run_id, following.subject, expected)
                 found.extend(await self._forward(expected, following))
@@ -164,7 +177,7 @@ class JetStreamJournal(Journal):
         api = self._api()
         try:
             outcome = await publish_once(
-                api, lambda: self._send(api, batch), record_targets(self._layout, self.run_id, batch)
+                api, lambda: self._send(api, batch), record_targets(self._layout, self.run_id, batch), own=self._own
             )
         except NotDeliveredError as err:
             raise StorageUnavailableError(self.run_id, f"appending seq {first}: {err}") from err

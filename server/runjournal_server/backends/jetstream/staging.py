@@ -44,6 +44,7 @@ from runjournal_server.backends.jetstream.api import (
 from runjournal_server.backends.jetstream.config import MAX_ATOMIC_BATCH
 from runjournal_server.backends.jetstream.journal import record_targets
 from runjournal_server.backends.jetstream.layout import Layout, write_headers
+from runjournal_server.backends.jetstream.own_writes import OwnWrites
 from runjournal_server.backends.jetstream.publish import Answered, Empty, Occupied, ReadBackError, Stored, publish_once
 from runjournal_server.backends.jetstream.reading import StreamReader
 from runjournal_server.core.errors import RunExistsError, StorageFullError, StorageUnavailableError
@@ -77,10 +78,11 @@ def chunks(records: Sequence[StoredRecord], *, max_records: int) -> list[list[St
 class StagedCreation:
     """Store one run's creation in stages (see the module docstring); ``store`` returns the last stream seq."""
 
-    def __init__(self, api: JetStreamApi, layout: Layout, reader: StreamReader, run_id: str) -> None:
+    def __init__(self, api: JetStreamApi, layout: Layout, reader: StreamReader, own: OwnWrites, run_id: str) -> None:
         self._api = api
         self._layout = layout
         self._reader = reader
+        self._own = own
         self._run_id = run_id
 
     async def store(self, batch: list[StoredRecord]) -> int:
@@ -119,6 +121,7 @@ class StagedCreation:
                 lambda: api.publish_batch(self._outgoing(messages, after)),
                 targets,
                 final=lambda answer: answer.refusal is not None,
+                own=self._own,
             )
         except NotDeliveredError as err:
             raise StorageUnavailableError(self._run_id, f"creating the run: {err}") from err
