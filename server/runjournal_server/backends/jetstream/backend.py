@@ -1,4 +1,4 @@
-"""The JetStream backend: starting against a checked stream, creating and opening runs.
+"""``JetStreamBackend``: the backend contract over one stream: connecting, starting, and each call delegated.
 
 A message body is the record's stored line from ``records.py``, byte for
 byte, so a run moves between backends unchanged. The stream keeps one
@@ -9,7 +9,11 @@ fenced, ``publish.py`` how an unclear answer is settled).
 
 There is no writer lock: several server replicas may hold the same run, and
 the fence refuses a stale one (``WriteRaceError``; ``refresh`` adopts what
-the others wrote). See docs/jetstream-backend.md; the contract is in ``base.py``.
+the others wrote). What each call does is its module's: ``stream.py``
+(start), ``creating.py``, ``journal.py``, ``reading.py``, ``tombstones.py``
+and ``erasing.py`` (delete), ``feed.py`` (follow), ``tasks.py``,
+``listing_store.py``. See docs/jetstream-backend.md; the contract is in
+``backends/base.py``.
 """
 
 from __future__ import annotations
