@@ -121,10 +121,10 @@ def test_nothing_is_kept_while_no_feed_follows() -> None:
 
 
 async def caught_up(*backends: JetStreamBackend) -> None:
-    """Every message stored so far has been delivered by each backend's feed (its barrier)."""
+    """Every message stored so far has been delivered by each backend's feed (the listing's barrier)."""
     for backend in backends:
-        store = backend.listing_store()
-        assert store is not None and await store.caught_up()
+        feed = backend._feed
+        assert feed is not None and await feed.caught_up(backend._api, timeout_seconds=30)
 
 
 async def test_a_write_through_a_replica_is_told_once_to_its_listeners_and_once_to_the_others(
