@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from runjournal_server.backends.file import backend, files, intent, journal, lines, reading
+from runjournal_server.backends.file import backend, directory, files, intent, journal, lines, opening, reading
 
-JOURNAL_MODULES = (files, lines, intent, reading, journal, backend)
+JOURNAL_MODULES = (files, lines, intent, reading, journal, directory, opening, backend)
 """The modules that read and write journals and lock files (``tasks`` has its own ``os``)."""
 
 

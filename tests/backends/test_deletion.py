@@ -9,10 +9,14 @@ finished by the next replica that starts.
 
 from __future__ import annotations
 
+import base64
+from pathlib import Path
+
 import pytest
 
 from runjournal_server.backends.base import Backend, Tombstone
 from runjournal_server.backends.jetstream import JetStreamBackend
+from runjournal_server.backends.tombstone import decode_tombstone, encode_tombstone
 from runjournal_server.core.errors import LastSeqMismatchError, RunDeletedError, RunExistsError, RunNotFoundError
 from runjournal_server.core.records import StoredRecord, encode
 from runjournal_server.core.summary import is_inert
@@ -155,3 +159,34 @@ async def test_a_stop_during_a_background_erasure_leaves_it_for_the_next_start(
         assert await raw.count(nats_stream.name, f"{nats_stream.prefix}.long.>") == 1
     finally:
         await replica.close()
+
+
+@pytest.mark.parametrize("erased", [False, True])
+async def test_a_replica_holding_the_run_hears_from_its_refresh_that_another_deleted_it(
+    jetstream_backend: JetStreamBackend, replica_b: JetStreamBackend, erased: bool
+) -> None:
+    await _create(jetstream_backend, "held")
+    held, _ = await replica_b.open_journal("held")
+    await jetstream_backend.delete_run("held", 3, wait_for_erase=erased)
+    with pytest.raises(RunDeletedError) as refused:
+        await held.refresh()
+    assert refused.value.typed_metadata["last_seq"] == 3
+    await held.close()
+
+
+async def test_both_backends_store_the_tombstone_as_the_one_document(
+    file_backend: Backend, jetstream_backend: JetStreamBackend, data_dir: Path, raw: RawNats, nats_stream: StreamTarget
+) -> None:
+    stored: dict[str, bytes] = {}
+    for backend in (file_backend, jetstream_backend):
+        await _create(backend, "same")
+        await backend.delete_run("same", 3)
+    stored["file"] = (data_dir / "deleted" / "same.json").read_bytes()
+    message = await raw.message(nats_stream.name, f"{nats_stream.prefix}.same.deleted")
+    assert message is not None
+    stored["jetstream"] = base64.b64decode(message["data"])
+    for backend in (file_backend, jetstream_backend):
+        tombstone = await backend.tombstone("same")
+        assert tombstone is not None and tombstone.last_seq == 3
+        assert stored[backend.name] == encode_tombstone(tombstone), backend.name
+        assert decode_tombstone("same", stored[backend.name], "read back") == tombstone

@@ -1,4 +1,19 @@
-"""Storage backends behind one contract (``base.py``).
+"""Storage backends behind one contract, and the registry that makes one from the settings.
+
+The contract, a module per part (each says what it promises and why):
+
+* ``base.py``: ``Backend``, the store of run journals (the names of the whole
+  contract are importable from here);
+* ``journal.py``: ``Journal``, a run opened for writing, and its appends' promises;
+* ``deletion.py``: deleting runs, and "is this run deleted", decided here alone;
+* ``tombstone.py``: what a deleted run keeps, and its one stored document;
+* ``reading.py``: checking a record read back, and the backward walk;
+* ``task_store.py``: the task documents kept beside the journals;
+* ``index_store.py``: how a backend persists the listing index.
+
+The backends: ``file/`` (a directory of files, fsync and flock) and
+``jetstream/`` (a NATS JetStream stream). This package imports only
+``core``: no feature above it.
 
 The registry is a plain mapping from a backend name to a factory that imports
 its module lazily, so the file backend never pays for nats-py and nothing

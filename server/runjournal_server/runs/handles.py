@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from runjournal_server.backends.base import Backend, Journal
 from runjournal_server.core import records
-from runjournal_server.core.errors import CorruptJournalError
+from runjournal_server.core.errors import CorruptJournalError, RunDeletedError
 from runjournal_server.core.fold import Folder, JournalRuleError, fold_stored
 
 DEFAULT_MAX_WARM_BYTES = 256 * 1024 * 1024
@@ -144,12 +144,9 @@ class RunHandles:
         journal, folder = await self.ensure_open(slot)
         try:
             newer = await journal.refresh()
-        except CorruptJournalError as err:
-            # Another replica deleted the run: its tombstone is what refresh found after our tail.
-            if await self._backend.tombstone(slot.run_id) is None:
-                raise
+        except RunDeletedError:  # another replica deleted the run: the backend found its tombstone
             await self.drop(slot)
-            await self._backend.refuse_deleted(slot.run_id, err)
+            raise
         for item in newer:
             try:
                 folder.apply_stored(item)

@@ -2,9 +2,14 @@
 
 A module per idea:
 
-* ``backend.py``: ``FileBackend``, the directory of runs: the writer lock,
-  create, open (torn-tail repair), the lock-free reads, the executor plumbing;
+* ``backend.py``: ``FileBackend``, the contract's async surface: every
+  blocking call in the executor, cancellation that leaks no lock, the
+  lock-free reads that start over when a journal shrinks;
+* ``directory.py``: where a run's files are, and its writer lock (``flock``);
+* ``opening.py``: creating and opening a run under its lock (torn-tail repair);
 * ``journal.py``: ``FileJournal``, an open journal: appends, rollback, poisoning;
+* ``group_commit.py``, ``commit_log.py``: appends of many runs made durable
+  by one fsync of a shared log, and its replay after a crash;
 * ``intent.py``: the batch intent, the rule that makes a batch of several
   lines all-or-nothing across a crash;
 * ``reading.py``: the scan, the backward walk (ends, tail), the meta and the
@@ -12,9 +17,11 @@ A module per idea:
 * ``lines.py``: reading lines from either end a chunk at a time;
 * ``files.py``: opening (never following links), writing and reading files,
   and ``OSError`` translation;
-* ``tasks.py``: ``FileTaskStore``, the task documents beside the journals.
+* ``tombstones.py``: deleting a run: its tombstone first, then its files;
+* ``tasks.py``: ``FileTaskStore``, the task documents beside the journals;
+* ``index_store.py``: the listing index's files beside the journals.
 
-See docs/file-backend.md for the whole story; the contract is in ``base.py``.
+See docs/file-backend.md for the whole story; the contract is in ``backends/base.py``.
 """
 
 from __future__ import annotations

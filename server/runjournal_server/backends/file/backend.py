@@ -1,74 +1,56 @@
-"""The file backend: one ``<run>.jsonl`` journal and one ``<run>.lock`` per run, in one directory.
+"""``FileBackend``: the backend contract over one directory of runs, blocking work kept off the event loop.
 
-The run's writer lock is an exclusive, non-blocking ``flock`` on
-``<run>.lock``, held while the journal is open; the kernel drops it when the
-process dies, so a crash leaves no stale lock. The lock file is never deleted:
-every locker must lock the same inode, and deleting it would let a third
-process lock a fresh file while the first still holds the old one. Only
-deleting a run removes it (``tombstones.py``), after the run's tombstone is
-durable: every locker checks the tombstone once it holds the lock.
+Every blocking call runs in the executor. An open or a creation runs so that
+a cancelled caller cannot leak the run's lock (``_run_opening``), and a
+stream's descriptor likewise (``_run_cursor``). The lock-free readers (load,
+the backward walk, the meta, the stream cursor) start over when the journal
+shrinks under them: a writer rolled back a tail it never acknowledged.
+
+Where the files are and the writer lock: ``directory.py``; creating and
+opening under the lock: ``opening.py``; deleting: ``tombstones.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
-import errno
 import functools
 import os
 import tempfile
 import threading
-from array import array
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from pathlib import Path
 from typing import TypeVar
 
-import portalocker
-
-from runjournal_server.backends.base import Backend, BackwardWalk, TaskStore, Tombstone
-from runjournal_server.backends.file.files import (
-    JOURNAL_SUFFIX,
-    LOCK_SUFFIX,
-    fsync_dir,
-    open_regular,
-    os_errors,
-    read_all,
-    same_file,
-    write_all,
-)
+from runjournal_server.backends.base import Backend
+from runjournal_server.backends.file import opening
+from runjournal_server.backends.file.directory import RunDirectory
+from runjournal_server.backends.file.files import os_errors, read_all
 from runjournal_server.backends.file.group_commit import GroupCommitter
-from runjournal_server.backends.file.intent import (
-    INTENT_BYTES,
-    Intent,
-    acknowledged_end,
-    blank,
-    declare,
-    held_intent,
-)
+from runjournal_server.backends.file.intent import Intent, acknowledged_end
 from runjournal_server.backends.file.journal import FileJournal, check_lines
 from runjournal_server.backends.file.lines import ShrunkError, fd_reader, first_line
+from runjournal_server.backends.file.opening import Opened
 from runjournal_server.backends.file.reading import (
     BackwardDamageError,
-    Scan,
     StreamCursor,
     decode_meta,
     read_meta,
     scan_journal,
     walk_back,
 )
-from runjournal_server.backends.file.tombstones import Tombstones, erase
+from runjournal_server.backends.file.tombstones import Tombstones, delete, erase
+from runjournal_server.backends.reading import BackwardWalk
+from runjournal_server.backends.task_store import TaskStore
+from runjournal_server.backends.tombstone import Tombstone
 from runjournal_server.core.errors import (
     CorruptJournalError,
-    LastSeqMismatchError,
     RunDeletedError,
     RunExistsError,
-    RunLockedError,
     RunNotFoundError,
     StorageUnavailableError,
 )
-from runjournal_server.core.ids import is_valid_run_id, validate_run_id
 from runjournal_server.core.records import StoredRecord
 
 T = TypeVar("T")
@@ -88,6 +70,7 @@ class FileBackend(Backend):
         self._journals: set[FileJournal] = set()
         self._journals_mutex = threading.Lock()
         self._committer = GroupCommitter(self._dir, executor)
+        self._directory = RunDirectory(self._dir)
         self._tombstones = Tombstones(self._dir)
 
     @property
@@ -159,23 +142,13 @@ class FileBackend(Backend):
     async def run_versions(self, run_ids: Sequence[str] | None = None) -> dict[str, object]:
         """Size, mtime and inode of each journal: every acknowledged append grows the file (see ``Backend``)."""
         ids = await self.list_run_ids() if run_ids is None else run_ids
-        return await self._run(self._versions_sync, ids)
+        return await self._run(self._directory.versions, ids)
 
     def derived_data_dir(self) -> Path:
         return self._dir
 
     def durability_counts(self) -> Mapping[str, int]:
         return dataclasses.asdict(self._committer.counts)
-
-    def _versions_sync(self, run_ids: Sequence[str]) -> dict[str, object]:
-        versions: dict[str, object] = {}
-        for run_id in run_ids:
-            try:
-                info = os.stat(self._journal_path(run_id), follow_symlinks=False)
-            except OSError:
-                continue  # gone (or unreadable): the repair reads it and finds out which
-            versions[run_id] = (info.st_size, info.st_mtime_ns, info.st_ino)
-        return versions
 
     # ------------------------------------------------------------ deleting (tombstones.py)
 
@@ -251,51 +224,11 @@ class FileBackend(Backend):
         with self._journals_mutex:
             self._journals.discard(journal)
 
-    def _adopt(self, run_id: str, fd: int, lock_fd: int, scan: Scan, *, lock_name_durable: bool) -> FileJournal:
-        journal = FileJournal(self, run_id, fd, lock_fd, scan, lock_name_durable=lock_name_durable)
+    def _adopt(self, run_id: str, opened: Opened) -> FileJournal:
+        journal = FileJournal(self, run_id, opened)
         with self._journals_mutex:
             self._journals.add(journal)
         return journal
-
-    def _journal_path(self, run_id: str) -> Path:
-        # Never build a path from an unchecked id: "../x" would leave the directory.
-        return self._dir / (validate_run_id(run_id) + JOURNAL_SUFFIX)
-
-    def _lock_path(self, run_id: str) -> Path:
-        return self._dir / (validate_run_id(run_id) + LOCK_SUFFIX)
-
-    def _lock(self, run_id: str) -> int:
-        """Take the run's writer lock at once or raise ``RunLockedError``; returns the lock's fd."""
-        fd = open_regular(run_id, self._lock_path(run_id), os.O_RDWR | os.O_CREAT)
-        try:
-            portalocker.lock(fd, portalocker.LOCK_EX | portalocker.LOCK_NB)
-        except portalocker.AlreadyLocked as err:
-            os.close(fd)
-            raise RunLockedError(run_id) from err
-        except portalocker.LockException as err:
-            os.close(fd)
-            raise StorageUnavailableError(run_id, f"locking {self._lock_path(run_id)}: {err}") from err
-        return fd
-
-    def _peek_intent(self, run_id: str) -> Intent | None:
-        """The run's batch intent, read without the lock (a lock file that is not there holds none)."""
-        try:
-            fd = open_regular(run_id, self._lock_path(run_id), os.O_RDONLY)
-        except FileNotFoundError:
-            return None
-        try:
-            return held_intent(fd)
-        finally:
-            os.close(fd)
-
-    def _open_for_reading(self, run_id: str) -> int:
-        try:
-            return open_regular(run_id, self._journal_path(run_id), os.O_RDONLY)
-        except FileNotFoundError:
-            raise RunNotFoundError(run_id) from None
-
-    def _fsync_dir(self) -> None:
-        fsync_dir(self._dir)
 
     # ------------------------------------------------------------ blocking work
 
@@ -315,149 +248,24 @@ class FileBackend(Backend):
                 self._erase_sync(run_id)
 
     def _create_sync(self, run_id: str, creation: list[StoredRecord] | None) -> tuple[FileJournal, list[StoredRecord]]:
-        """Create the run under its lock.
-
-        The lock, not ``O_EXCL``, is what keeps creators apart: every creator
-        locks the same never-deleted lock file, then reads and writes the
-        journal through one descriptor, so there is no window between "is it
-        there?" and "write the meta". ``O_EXCL`` alone could not tell a live
-        journal from the empty or torn leftover of a crashed creation, which
-        must be reusable. A rival holding the lock gets ``RunLockedError``
-        (we cannot know whether its meta is durable yet); once the lock is
-        free, a journal with a complete record gives ``RunExistsError``.
-        """
         assert creation
-        with contextlib.ExitStack() as cleanup, os_errors(run_id, "creating the journal"):
-            self._refuse_tombstoned(run_id)  # before the lock file is made: a deleted run keeps no file
-            lock_fd = self._lock(run_id)
-            cleanup.callback(os.close, lock_fd)
-            self._refuse_tombstoned(run_id)  # again, holding the lock: a deleter may have just finished
-            path = self._journal_path(run_id)
-            fd = open_regular(run_id, path, os.O_RDWR | os.O_CREAT)
-            cleanup.callback(os.close, fd)
-            leftover = held_intent(lock_fd)
-            if scan_journal(run_id, read_all(fd), intent=leftover).records:
-                raise RunExistsError(run_id)
-            self._write_creation(path, fd, lock_fd, creation, leftover)
-            cleanup.pop_all()
-        starts = array("q")
-        end = 0
-        for stored in creation:
-            starts.append(end)
-            end += len(stored.line) + 1
-        # The creation synced the directory after the lock file was made: its name is durable.
-        journal = self._adopt(
-            run_id, fd, lock_fd, Scan(creation, starts, good_end=end, size=end), lock_name_durable=True
-        )
-        return journal, creation
-
-    def _write_creation(
-        self, path: Path, fd: int, lock_fd: int, creation: list[StoredRecord], leftover: Intent | None
-    ) -> None:
-        """Replace any leftover with the creation batch, durably, name included; several lines go under an intent."""
-        data = b"".join(stored.line + b"\n" for stored in creation)
-        intent = Intent(1, len(creation), 0, len(data)) if len(creation) > 1 else None
-        try:
-            if intent is not None:
-                declare(lock_fd, intent)
-                self._fsync_dir()  # the lock file may be new: its name must outlive a power cut like the intent
-            elif leftover is not None:
-                # A crashed creation batch's intent would otherwise claim this meta as part of it.
-                blank(lock_fd, durable=True)
-            os.ftruncate(fd, 0)
-            write_all(fd, data, 0)
-            os.fsync(fd)
-            self._fsync_dir()
-            if not same_file(fd, path):
-                raise OSError(errno.ESTALE, f"{path} was replaced or removed while the run was being created")
-        except OSError:
-            # Unlink rather than leave a meta nobody acknowledged: a retry of
-            # the same creation would take it for its own and report success
-            # for a line that may never reach the disk.
-            with contextlib.suppress(OSError):
-                if same_file(fd, path):
-                    os.unlink(path)
-            raise
-        if intent is not None:
-            with contextlib.suppress(OSError):
-                blank(lock_fd, durable=False)
+        return self._adopt(run_id, opening.create(self._directory, self._tombstones, run_id, creation)), creation
 
     def _open_sync(
         self, run_id: str, _: list[StoredRecord] | None, *, known: Sequence[StoredRecord] = ()
     ) -> tuple[FileJournal, list[StoredRecord]]:
-        with contextlib.ExitStack() as cleanup, os_errors(run_id, "opening the journal"):
-            if not os.path.lexists(self._journal_path(run_id)):
-                # Refuse before the lock file is created: an append to a run that does
-                # not exist must leave no trace (else any client could fill the directory).
-                raise RunNotFoundError(run_id)
-            lock_fd = self._lock(run_id)
-            cleanup.callback(os.close, lock_fd)
-            try:
-                fd = open_regular(run_id, self._journal_path(run_id), os.O_RDWR)
-            except FileNotFoundError:
-                raise RunNotFoundError(run_id) from None
-            cleanup.callback(os.close, fd)
-            intent = held_intent(lock_fd)
-            scan = scan_journal(run_id, read_all(fd), known, intent)
-            if not scan.records:
-                raise RunNotFoundError(run_id)
-            if scan.good_end < scan.size:
-                # Cut the torn tail (or the incomplete batch) now: the next append would be
-                # glued to the fragment and an acknowledged record later dropped as torn.
-                os.ftruncate(fd, scan.good_end)
-                os.fsync(fd)
-            if intent is not None:
-                # Durably, and only after the cut is: single appends at the batch's seqs come next.
-                blank(lock_fd, durable=True)
-            # A lock file that ever held an intent had its name synced then (see FileJournal).
-            lock_name_durable = os.fstat(lock_fd).st_size >= INTENT_BYTES
-            cleanup.pop_all()
-        return self._adopt(run_id, fd, lock_fd, scan, lock_name_durable=lock_name_durable), scan.records
-
-    def _refuse_tombstoned(self, run_id: str) -> None:
-        found = self._tombstones.read(run_id)
-        if found is not None:
-            raise RunDeletedError(run_id, found.last_seq)
+        opened = opening.open_existing(self._directory, run_id, known)
+        return self._adopt(run_id, opened), opened.scan.records
 
     def _tombstone_sync(self, run_id: str) -> Tombstone | None:
         with os_errors(run_id, "reading the run's tombstone"):
             return self._tombstones.read(run_id)
 
     def _delete_sync(self, run_id: str, expected_last_seq: int, deleted_at: float) -> tuple[Tombstone, bool]:
-        """Under the run's lock: check the last seq, store the tombstone, then erase the files (see tombstones.py)."""
-        with contextlib.ExitStack() as cleanup, os_errors(run_id, "deleting the run"):
-            found = self._tombstones.read(run_id)
-            if found is not None:
-                return found, False
-            if not os.path.lexists(self._journal_path(run_id)):
-                raise RunNotFoundError(run_id)  # before the lock file is made, as for an open
-            lock_fd = self._lock(run_id)
-            cleanup.callback(os.close, lock_fd)
-            found = self._tombstones.read(run_id)
-            if found is not None:
-                return found, False  # another process deleted it between our looks
-            try:
-                fd = open_regular(run_id, self._journal_path(run_id), os.O_RDONLY)
-            except FileNotFoundError:
-                raise RunNotFoundError(run_id) from None
-            cleanup.callback(os.close, fd)
-            # The last seq from the end (as ``ends`` reads it), not a scan of a journal about to go.
-            walk = BackwardWalk(lambda _: True, keep_all=False)
-            try:
-                walk_back(run_id, walk, fd, os.fstat(fd).st_size, held_intent(lock_fd))
-            except BackwardDamageError as damage:
-                raise CorruptJournalError(run_id, damage.problem, seq=damage.seq) from damage
-            assert walk.last_seq is not None
-            last_seq = walk.last_seq
-            if last_seq != expected_last_seq:
-                raise LastSeqMismatchError(run_id, last_seq, expected_last_seq)
-            tombstone = Tombstone(run_id, last_seq, deleted_at)
-            self._tombstones.write(tombstone)  # durable before any byte of the run goes
-            self._erase_sync(run_id)  # still holding the lock: no other process opens the run meanwhile
-        return tombstone, True
+        return delete(self._directory, self._tombstones, run_id, expected_last_seq, deleted_at, self._erase_sync)
 
     def _erase_sync(self, run_id: str) -> None:
-        erase([self._journal_path(run_id), self._lock_path(run_id)], self._dir)
+        erase([self._directory.journal(run_id), self._directory.lock_file(run_id)], self._dir)
         self._committer.scrub_sync()  # the commit log may hold the run's last lines too
 
     def _keep_tombstone_sync(self, tombstone: Tombstone) -> None:
@@ -475,13 +283,13 @@ class FileBackend(Backend):
 
     def _load_sync(self, run_id: str) -> list[StoredRecord]:
         with os_errors(run_id, "reading the journal"):
-            fd = self._open_for_reading(run_id)
+            fd = self._directory.open_for_reading(run_id)
             try:
                 data = read_all(fd)
             finally:
                 os.close(fd)
             # The intent after the data: an intent that is gone by now was blanked after its batch was whole.
-            intent = self._peek_intent(run_id)
+            intent = self._directory.peek_intent(run_id)
         found = scan_journal(run_id, data, intent=intent).records
         if not found:
             raise RunNotFoundError(run_id)
@@ -490,11 +298,11 @@ class FileBackend(Backend):
     def _read_sync(self, run_id: str, reader: Callable[[int, int, Intent | None], T]) -> T:
         """Run a lock-free reader (ends, tail, meta) on a descriptor of the journal, starting over if it shrinks."""
         with os_errors(run_id, "reading the journal"):
-            fd = self._open_for_reading(run_id)
+            fd = self._directory.open_for_reading(run_id)
             try:
                 for _ in range(_READ_ATTEMPTS):
                     size = os.fstat(fd).st_size
-                    intent = self._peek_intent(run_id)
+                    intent = self._directory.peek_intent(run_id)
                     try:
                         return reader(fd, size, intent)
                     except ShrunkError:
@@ -521,13 +329,4 @@ class FileBackend(Backend):
     def _list_sync(self) -> list[str]:
         with os_errors(None, f"listing {self._dir}"):
             # A journal a crash left beside its tombstone (until start erases it) is not listed.
-            deleted = self._tombstones.run_ids()
-            with os.scandir(self._dir) as entries:
-                return [
-                    entry.name.removesuffix(JOURNAL_SUFFIX)
-                    for entry in entries
-                    if entry.name.endswith(JOURNAL_SUFFIX)
-                    and is_valid_run_id(entry.name.removesuffix(JOURNAL_SUFFIX))
-                    and entry.name.removesuffix(JOURNAL_SUFFIX) not in deleted
-                    and entry.is_file()
-                ]
+            return self._directory.run_ids(self._tombstones.run_ids())

@@ -21,11 +21,12 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn
 
-from runjournal_server.backends.base import Journal, decode_at
 from runjournal_server.backends.file.commit_log import Entry, meta_digest
 from runjournal_server.backends.file.files import os_errors, storage_error, write_all
 from runjournal_server.backends.file.intent import Intent, blank, declare
-from runjournal_server.backends.file.reading import Scan
+from runjournal_server.backends.file.opening import Opened
+from runjournal_server.backends.journal import Journal
+from runjournal_server.backends.reading import decode_at
 from runjournal_server.core.errors import CorruptJournalError, StorageUnavailableError
 from runjournal_server.core.records import StoredRecord
 
@@ -52,15 +53,14 @@ class FileJournal(Journal):
     call must wait for it.
     """
 
-    def __init__(
-        self, backend: FileBackend, run_id: str, fd: int, lock_fd: int, scan: Scan, *, lock_name_durable: bool
-    ) -> None:
+    def __init__(self, backend: FileBackend, run_id: str, opened: Opened) -> None:
         self.run_id = run_id
         self._backend = backend
-        self._path = os.fspath(backend._journal_path(run_id))  # a str: the per-append lstat skips __fspath__
-        self._fd = fd
-        self._lock_fd = lock_fd
-        held = os.fstat(fd)
+        self._path = os.fspath(backend._directory.journal(run_id))  # a str: the per-append lstat skips __fspath__
+        self._fd = opened.fd
+        self._lock_fd = opened.lock_fd
+        scan = opened.scan
+        held = os.fstat(self._fd)
         self._identity = (held.st_dev, held.st_ino)
         self._starts = scan.starts
         self._end = scan.good_end
@@ -68,7 +68,7 @@ class FileJournal(Journal):
         self._closed = False
         self._intent_stale = False
         """The lock file may hold the intent of a batch that was rolled back: blank it before the next line."""
-        self._lock_name_durable = lock_name_durable
+        self._lock_name_durable = opened.lock_name_durable
         """An intent is only as durable as the lock file's name: a lock file never synced into the
         directory (made by an open of a journal that came without one) could vanish in a power cut."""
         self._mutex = threading.Lock()
@@ -141,7 +141,7 @@ class FileJournal(Journal):
         """Declare the batch's intent, or blank a stale one durably, before any line is written."""
         if intent is not None:
             if not self._lock_name_durable:
-                self._backend._fsync_dir()
+                self._backend._directory.fsync()
                 self._lock_name_durable = True
             declare(self._lock_fd, intent)
         elif self._intent_stale:

@@ -14,7 +14,6 @@ from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from runjournal_server.backends.base import BackwardWalk, check_seq
 from runjournal_server.backends.file.files import os_errors
 from runjournal_server.backends.file.intent import Intent, acknowledged_end
 from runjournal_server.backends.file.lines import (
@@ -26,6 +25,7 @@ from runjournal_server.backends.file.lines import (
     lines_backward,
     lines_forward,
 )
+from runjournal_server.backends.reading import BackwardWalk, check_seq
 from runjournal_server.core import records
 from runjournal_server.core.errors import CorruptJournalError, RunNotFoundError
 from runjournal_server.core.records import RecordDecodeError, StoredRecord

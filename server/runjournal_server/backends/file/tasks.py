@@ -27,9 +27,9 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import TypeVar
 
-from runjournal_server.backends.base import TaskStore
 from runjournal_server.backends.file.files import fsync_dir, os_errors, write_new_file
 from runjournal_server.backends.file.tombstones import erase
+from runjournal_server.backends.task_store import TaskStore
 from runjournal_server.core.ids import is_valid_run_id
 
 TASKS_DIR = "tasks"

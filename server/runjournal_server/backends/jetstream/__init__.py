@@ -2,15 +2,25 @@
 
 One idea a module:
 
-* ``backend.py``: ``JetStreamBackend``: start against a checked stream, create and open runs;
+* ``backend.py``: ``JetStreamBackend``: connecting, starting, each call delegated;
+* ``stream.py``: the stream at start: read, created when asked, checked, warned about;
+* ``config.py``: what the server and stream must be (pure rules, each with its fix);
+* ``connect.py``: the NATS connection's options;
+* ``layout.py``: every subject built and parsed (records, tombstones, tasks),
+  message ids, and the fence headers every write sends;
+* ``creating.py``: a run's creation, fenced on the run having no message;
+* ``staging.py``: a creation larger than one atomic batch, staged then committed;
 * ``journal.py``: ``JetStreamJournal``, a held run and its fenced appends and refresh;
-* ``reading.py``: loads, bounded stream windows, the ends and tail, the stray-subject check;
 * ``publish.py``: publish once, then read the targets back to settle an unclear answer;
-* ``layout.py``: where a run's records live (subjects) and message ids;
+* ``reading.py``: loads, bounded stream windows, the ends and tail, the stray-subject check;
+* ``fetch.py``: a long run's records read through one consumer;
+* ``tombstones.py``: deleting a run: its tombstone fenced on the run, then its erasure;
+* ``erasing.py``: erasures in the background, one per run;
+* ``feed.py``: the news of other replicas' writes and of every deletion;
+* ``own_writes.py``: this replica's writes, which the feed leaves to ``runs/``;
+* ``listing_store.py``: the listing index in a KV bucket, and the news since it;
 * ``tasks.py``: the create-only task documents in the same stream;
-* ``api.py``: the raw JetStream API calls, driver errors translated;
-* ``config.py``: what the server and stream must be, checked at start;
-* ``connect.py``: the NATS connection's options.
+* ``api.py``: the raw JetStream API calls, driver errors translated.
 
 See docs/jetstream-backend.md; the contract is in ``backends/base.py``.
 """

@@ -1,4 +1,4 @@
-"""The JetStream backend: starting against a checked stream, creating and opening runs.
+"""``JetStreamBackend``: the backend contract over one stream: connecting, starting, and each call delegated.
 
 A message body is the record's stored line from ``records.py``, byte for
 byte, so a run moves between backends unchanged. The stream keeps one
@@ -9,7 +9,11 @@ fenced, ``publish.py`` how an unclear answer is settled).
 
 There is no writer lock: several server replicas may hold the same run, and
 the fence refuses a stale one (``WriteRaceError``; ``refresh`` adopts what
-the others wrote). See docs/jetstream-backend.md; the contract is in ``base.py``.
+the others wrote). What each call does is its module's: ``stream.py``
+(start), ``creating.py``, ``journal.py``, ``reading.py``, ``tombstones.py``
+and ``erasing.py`` (delete), ``feed.py`` (follow), ``tasks.py``,
+``listing_store.py``. See docs/jetstream-backend.md; the contract is in
+``backends/base.py``.
 """
 
 from __future__ import annotations
@@ -17,66 +21,42 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any, TypeVar
 
 from nats.aio.client import Client
 
-from runjournal_server.backends.base import MAX_TASK_DOCUMENT_BYTES, Backend, BackwardWalk, TaskStore, Tombstone
+from runjournal_server.backends.base import Backend
 from runjournal_server.backends.jetstream.api import (
-    ERR_STREAM_NAME_IN_USE,
-    ERR_STREAM_NOT_FOUND,
-    HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE,
-    HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT,
-    HEADER_EXPECTED_STREAM,
-    HEADER_MSG_ID,
-    ApiError,
     JetStreamApi,
-    NoAnswerError,
-    NotDeliveredError,
-    Outgoing,
-    PubAck,
-    is_full,
-    is_taken,
 )
 from runjournal_server.backends.jetstream.config import (
     HEADER_ALLOWANCE_BYTES,
-    StreamConfigError,
     check_server_version,
-    format_problems,
     record_limit,
-    stream_config,
-    stream_problems,
     validate_stream_name,
     validate_subject_prefix,
 )
 from runjournal_server.backends.jetstream.connect import CONNECT_TIMEOUT_SECONDS, client_options, server_version
+from runjournal_server.backends.jetstream.creating import Creation
 from runjournal_server.backends.jetstream.erasing import Erasures
 from runjournal_server.backends.jetstream.feed import Feed
-from runjournal_server.backends.jetstream.journal import JetStreamJournal, Tail, check_batch_size, record_targets
-from runjournal_server.backends.jetstream.layout import DEFAULT_SUBJECT_PREFIX, Layout, message_id
+from runjournal_server.backends.jetstream.journal import JetStreamJournal
+from runjournal_server.backends.jetstream.layout import DEFAULT_SUBJECT_PREFIX, Fence, Layout
 from runjournal_server.backends.jetstream.listing_store import JetStreamIndexStore
-from runjournal_server.backends.jetstream.publish import (
-    Answer,
-    Answered,
-    Empty,
-    Occupied,
-    ReadBackError,
-    Stored,
-    publish_once,
-)
+from runjournal_server.backends.jetstream.own_writes import OwnWrites
 from runjournal_server.backends.jetstream.reading import StreamReader
-from runjournal_server.backends.jetstream.staging import StagedCreation, needs_staging
+from runjournal_server.backends.jetstream.stream import checked_stream
 from runjournal_server.backends.jetstream.tasks import JetStreamTaskStore
 from runjournal_server.backends.jetstream.tombstones import StreamTombstones
 from runjournal_server.backends.jetstream.tombstones import decode as decode_tombstone
+from runjournal_server.backends.reading import BackwardWalk
+from runjournal_server.backends.task_store import MAX_TASK_DOCUMENT_BYTES, TaskStore
+from runjournal_server.backends.tombstone import Tombstone
 from runjournal_server.core import records
 from runjournal_server.core.errors import (
     CorruptJournalError,
     RunDeletedError,
-    RunExistsError,
     RunNotFoundError,
-    StorageFullError,
     StorageUnavailableError,
 )
 from runjournal_server.core.ids import validate_run_id
@@ -128,6 +108,8 @@ class JetStreamBackend(Backend):
         self._nc: Client | None = None
         self._api_client: JetStreamApi | None = None
         self._reader = StreamReader(lambda: self._api, self._layout, self._stream)
+        self._own = OwnWrites(self._layout)
+        """This replica's writes, which the feed leaves to ``runs/`` (``own_writes.py``)."""
         self._tombstones = StreamTombstones(lambda: self._api, self._layout, self._reader)
         self._erasures = Erasures(self._tombstones.erase)
         self._journals: set[JetStreamJournal] = set()
@@ -198,32 +180,18 @@ class JetStreamBackend(Backend):
         try:
             check_server_version(server_version(nc))
             self._size_limits(nc.max_payload)
-            config = await self._stream_config()
-            problems = stream_problems(config, prefix=self._layout.prefix, max_record_bytes=self._largest_message_bytes)
-            if problems:
-                raise StreamConfigError(format_problems(self._stream, problems))
-        except BaseException:
-            await self.close()
-            raise
-        self._tombstones.deny_delete = bool(config.get("deny_delete"))
-        if self._tombstones.deny_delete:
-            log.warning(
-                "stream %s denies message deletes (deny_delete, which cannot be lifted): DeleteRun and retention "
-                "will refuse; migrate the runs to a stream created by this version to delete runs",
-                self._stream,
+            config = await checked_stream(
+                self._api,
+                self._layout,
+                create=self._create_stream,
+                replicas=self._replicas,
+                max_message_bytes=self._largest_message_bytes,
             )
-        try:
+            self._tombstones.deny_delete = bool(config.get("deny_delete"))
             await self._finish_deletions()
         except BaseException:
             await self.close()
             raise
-        if int(config.get("num_replicas") or 1) < 3:
-            log.warning(
-                "stream %s has %s replica(s): an acknowledged record survives the loss of a NATS server only "
-                "with 3 or more",
-                self._stream,
-                config.get("num_replicas") or 1,
-            )
 
     def _size_limits(self, max_payload: int) -> None:
         """Decide the record and task document limits from what the server carries, and say so."""
@@ -238,10 +206,10 @@ class JetStreamBackend(Backend):
         )
 
     async def follow(self, stored: Callable[[str, int], None], deleted: Callable[[str], None]) -> None:
-        """Tell of every record any replica stores, and every run it deletes, from now on (``feed.py``)."""
+        """Tell of every record other replicas store, and of every deletion, from now on (``feed.py``)."""
         if self._nc is None:
             raise StorageUnavailableError(None, "the JetStream backend is not started")
-        feed = Feed(self._layout, stored, deleted)
+        feed = Feed(self._layout, stored, deleted, self._own)
         await feed.start(self._nc, self._stream, self._follow_after)
         self._feed = feed
 
@@ -271,74 +239,10 @@ class JetStreamBackend(Backend):
     # ------------------------------------------------------------ creating and opening runs
 
     async def _create_exclusive(self, run_id: str, batch: list[StoredRecord]) -> JetStreamJournal:
-        """Publish the meta (and the rest, as one atomic batch), fenced on the run having no message at all.
-
-        The fence (``Expected-Last-Subject-Sequence: 0`` over the run's
-        subjects, on the meta, the batch's first message) refuses a second
-        creator, and also a "creation" into the remains of a run whose meta
-        was removed by hand. A batch lands whole or not at all, so a run is
-        never listed with only part of its creation. A refusal is decided by
-        itself (the fence spans the run: it exists, or the stream is full);
-        no answer or a duplicate ack is settled by reading the batch back
-        (``publish.py``): anything stored there, even the same bytes, is
-        ``RunExistsError`` (runs/runs.py then answers a duplicate). A duplicate
-        ack over an empty run is an id remembered from a run removed within
-        the duplicate window (where the server checks the fence first).
-        """
+        """Publish the run's creation, fenced on the run having no message at all (``creating.py``)."""
         validate_run_id(run_id)
-        if needs_staging(batch):  # more than one atomic batch carries: staged, then committed (staging.py)
-            stream_seq = await StagedCreation(self._api, self._layout, self._reader, run_id).store(batch)
-            return self._adopt(run_id, batch[-1].seq, stream_seq)
-        check_batch_size(run_id, batch)
-        api = self._api
-        try:
-            outcome = await publish_once(
-                api,
-                lambda: self._publish_creation(api, run_id, batch),
-                record_targets(self._layout, run_id, batch),
-                final=lambda answer: answer.refusal is not None,
-            )
-        except NotDeliveredError as err:
-            raise StorageUnavailableError(run_id, f"creating the run: {err}") from err
-        except ReadBackError as err:
-            raise StorageUnavailableError(run_id, f"reading from stream {self._stream}: {err.cause}") from err.cause
-        match outcome:
-            case Stored(stream_seq):
-                return self._adopt(run_id, batch[-1].seq, stream_seq)
-            case Answered(Answer(refusal=ApiError() as refusal) as answer):
-                if answer.is_fence or is_taken(refusal):
-                    raise RunExistsError(run_id) from refusal
-                if is_full(refusal):
-                    raise StorageFullError(run_id, f"creating the run: {refusal}") from refusal
-                raise StorageUnavailableError(run_id, f"creating the run: {refusal}") from refusal
-            case Occupied():
-                raise RunExistsError(run_id)
-            case Empty(Answer(no_answer=NoAnswerError() as lost)):
-                raise StorageUnavailableError(
-                    run_id, f"creating the run got no ack ({lost}); nothing is stored"
-                ) from lost
-            case _:
-                raise StorageUnavailableError(
-                    run_id,
-                    "the stream took the meta for a duplicate of a removed run; retry after its duplicate window",
-                )
-
-    async def _publish_creation(self, api: JetStreamApi, run_id: str, batch: list[StoredRecord]) -> PubAck:
-        fence = {
-            HEADER_EXPECTED_STREAM: self._stream,
-            HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE: "0",
-            HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT: self._layout.run_subjects(run_id),
-        }
-        first = Outgoing(self._layout.subject(run_id, 1), batch[0].line, fence)
-        if len(batch) == 1:
-            return await api.publish(replace(first, headers={**fence, HEADER_MSG_ID: message_id(run_id, batch[0])}))
-        # No message ids in an atomic batch (nats-server 2.12 refuses them); the
-        # later messages need no fence: the meta's fence says the run is empty.
-        later = [
-            Outgoing(self._layout.subject(run_id, stored.seq), stored.line, {HEADER_EXPECTED_STREAM: self._stream})
-            for stored in batch[1:]
-        ]
-        return await api.publish_batch([first, *later])
+        stream_seq = await Creation(self._api, self._layout, self._reader, self._own, run_id).store(batch)
+        return self._adopt(run_id, batch[-1].seq, stream_seq)
 
     async def open_journal(
         self, run_id: str, known: Sequence[StoredRecord] = ()
@@ -354,10 +258,11 @@ class JetStreamBackend(Backend):
         journal = JetStreamJournal(
             run_id,
             last_seq,
-            Tail(self._layout.subject(run_id, last_seq), stream_seq),
+            Fence(self._layout.subject(run_id, last_seq), stream_seq),
             api=lambda: self._api,
             layout=self._layout,
             reader=self._reader,
+            own=self._own,
             forget=self._journals.discard,
         )
         self._journals.add(journal)
@@ -444,7 +349,7 @@ class JetStreamBackend(Backend):
 
     def task_store(self) -> TaskStore:
         """Task documents on write-once subjects of the same stream (see ``tasks.py``)."""
-        return JetStreamTaskStore(lambda: self._api, self._layout.prefix, lambda: self._max_task_document_bytes)
+        return JetStreamTaskStore(lambda: self._api, self._layout, lambda: self._max_task_document_bytes)
 
     # ------------------------------------------------------------ plumbing
 
@@ -453,36 +358,6 @@ class JetStreamBackend(Backend):
         if self._api_client is None:
             raise StorageUnavailableError(None, "the JetStream backend is not started")
         return self._api_client
-
-    async def _stream_config(self) -> Mapping[str, Any]:
-        """The stream's configuration, creating the stream first when asked to and it is missing."""
-        try:
-            info = await self._api.stream_info()
-        except ApiError as err:
-            if err.err_code != ERR_STREAM_NOT_FOUND:
-                raise StorageUnavailableError(None, f"reading stream {self._stream}: {err}") from err
-            if not self._create_stream:
-                raise StreamConfigError(
-                    f"stream {self._stream!r} does not exist: start with --create-stream to create it, or create it "
-                    f"with subjects '{self._layout.prefix}.>' as docs/jetstream-backend.md shows"
-                ) from err
-            info = await self._create()
-        except (NotDeliveredError, NoAnswerError) as err:
-            raise StorageUnavailableError(None, f"reading stream {self._stream}: {err} (is JetStream on?)") from err
-        return info.get("config") or {}
-
-    async def _create(self) -> dict[str, Any]:
-        config = stream_config(self._stream, self._layout.prefix, replicas=self._replicas)
-        try:
-            info = await self._api.create_stream(config)
-        except ApiError as err:
-            if err.err_code != ERR_STREAM_NAME_IN_USE:
-                raise StreamConfigError(f"creating stream {self._stream!r} failed: {err}") from err
-            info = await self._api.stream_info()  # another replica created it first: check theirs
-        except (NotDeliveredError, NoAnswerError) as err:
-            raise StorageUnavailableError(None, f"creating stream {self._stream}: {err}") from err
-        log.info("created stream %s for subjects %s.>", self._stream, self._layout.prefix)
-        return info
 
     def _nats_options(self) -> dict[str, Any]:
         async def on_error(err: Exception) -> None:

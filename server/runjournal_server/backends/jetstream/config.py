@@ -20,9 +20,9 @@ MIN_SERVER_VERSION = (2, 12, 3)
 HEADER_ALLOWANCE_BYTES = 1024
 """Room for our headers (message id, fence, batch, expected stream) on top of a maximal record."""
 MAX_ATOMIC_BATCH = 1000
+"""The server's limit on messages in one atomic batch."""
 MIN_RECORD_BYTES = 64 * 1024
 """Below this a derived record limit would refuse ordinary assistant turns: refuse to start instead."""
-"""The server's limit on messages in one atomic batch."""
 
 _VERSION = re.compile(r"v?(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?")
 _TOKEN = re.compile(r"[A-Za-z0-9_-]+")

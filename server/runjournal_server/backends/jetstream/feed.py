@@ -1,4 +1,4 @@
-"""The feed: news of every record any replica stores in the stream, for Watch and WatchRuns.
+"""The feed: news of the records other replicas store, and of every deletion, for Watch and WatchRuns.
 
 Replicas share the stream and no replica hears of another's appends, so each
 replica follows the stream itself with an ordered consumer: ephemeral, in
@@ -7,8 +7,11 @@ task documents have one token more and fall outside), and **headers only**,
 so a replica is sent each record's subject and not its body: following a
 busy stream costs a small message per record, whatever the records weigh.
 The subject alone says which run moved and to which seq (``layout.py``),
-or, for a run's tombstone subject, that another replica deleted it;
+or, for a run's tombstone subject, that the run was deleted;
 watchers then read the records from the stream leader as they always do.
+This replica's own acknowledged writes are skipped (``own_writes.py``):
+``runs/`` told of them already, right after the ack, so each listener hears
+of every write once. Every deletion is told, this replica's too.
 
 A consumer delivers a message only once the stream has stored it, so the
 news never runs ahead of what a watcher can read, and an ordered consumer
@@ -21,7 +24,8 @@ The listing index needs two more things of it (``listing_store.py``):
 
 * **where it is**: ``position`` is the stream seq of the last message it
   delivered (every news up to there has been told, synchronously, in stream
-  order), and ``start`` may begin right after a given seq instead of at the
+  order; a message of this replica's own whose write has not ended yet
+  holds it just below), and ``start`` may begin right after a given seq instead of at the
   stream's end, so a replica that replayed the news since its persisted
   index up to seq L follows from L + 1, missing nothing in between;
 * **a barrier**: ``caught_up`` reads the stream seq of the last message on
@@ -44,8 +48,8 @@ from nats.js.client import JetStreamContext
 
 from runjournal_server.backends.jetstream.api import ApiError, JetStreamApi, NoAnswerError, NotDeliveredError
 from runjournal_server.backends.jetstream.layout import Layout
+from runjournal_server.backends.jetstream.own_writes import OwnWrites
 from runjournal_server.core.errors import StorageUnavailableError
-from runjournal_server.core.ids import is_valid_run_id
 
 log = logging.getLogger("runjournal_server.backends.jetstream")
 
@@ -61,16 +65,33 @@ IDLE_HEARTBEAT_SECONDS = 5.0
 
 
 class Feed:
-    """One replica's ordered, headers-only consumer of the stream's record subjects."""
+    """One replica's ordered, headers-only consumer of the stream's record subjects.
 
-    def __init__(self, layout: Layout, stored: Stored, deleted: Deleted) -> None:
+    With ``own``, this replica's own writes are left to ``runs/`` (see the
+    module docstring); without (the listing index's replay at start, which
+    must hear of every record), every record is told.
+    """
+
+    def __init__(self, layout: Layout, stored: Stored, deleted: Deleted, own: OwnWrites | None = None) -> None:
         self._layout = layout
         self._stored = stored
         self._deleted = deleted
+        self._own = own
         self._subscription: JetStreamContext.PushSubscription | None = None
-        self.position = 0
-        """The stream seq of the last message delivered (or of where the feed began): told up to here."""
+        self._delivered = 0
+        """The stream seq of the last message delivered (or of where the feed began)."""
         self._moved = asyncio.Event()
+
+    @property
+    def position(self) -> int:
+        """The stream seq up to which every message's news has been told.
+
+        The last delivered, or just below a message of this replica's whose
+        write has not ended yet (``own_writes.py``): its news is not told
+        until it does.
+        """
+        held = self._own.held_below() if self._own is not None else None
+        return self._delivered if held is None else min(self._delivered, held - 1)
 
     async def start(self, nc: Client, stream: str, after: int | None = None) -> None:
         """Follow what is stored after stream seq ``after`` (default: from now on).
@@ -82,12 +103,14 @@ class Feed:
             if after is None:
                 info = await js.stream_info(stream)
                 after = info.state.last_seq
-            self.position = after
+            self._delivered = after
+            if self._own is not None:
+                self._own.follow(self._stored, after, self._wake)
             config = js_api.ConsumerConfig(
                 deliver_policy=js_api.DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=after + 1
             )
             self._subscription = await js.subscribe(
-                f"{self._layout.prefix}.*.*",
+                self._layout.records(),
                 stream=stream,
                 cb=self._on_message,
                 config=config,
@@ -96,6 +119,8 @@ class Feed:
                 idle_heartbeat=IDLE_HEARTBEAT_SECONDS,
             )
         except Exception as err:  # nats-py raises its own errors, OSError or a timeout
+            if self._own is not None:
+                self._own.stop()
             raise StorageUnavailableError(None, f"cannot follow stream {stream}: {err or type(err).__name__}") from err
         # nats-py restarts an ordered consumer from the last stream seq it delivered, +1; before the
         # first delivery that is seq 1, and a restart then would replay the whole stream's news.
@@ -106,33 +131,40 @@ class Feed:
 
     async def _on_message(self, msg: Msg) -> None:
         try:
-            self.tell(msg.subject)
+            stream_seq: int | None = msg.metadata.sequence.stream
+        except Exception:  # not a JetStream delivery (nats-py parses the reply subject): no position
+            stream_seq = None
+        try:
+            self.tell(msg.subject, stream_seq)
         finally:
             # The position moves only once the news is told: a barrier past it sees the news.
-            self._advance(msg)
+            if stream_seq is not None:
+                self._advance(stream_seq)
 
-    def tell(self, subject: str) -> None:
+    def tell(self, subject: str, stream_seq: int | None = None) -> None:
         """Tell the news one stored message's subject carries (a record, a tombstone, or nothing)."""
         deleted = self._layout.run_of_tombstone(subject)
         if deleted is not None:
             self._deleted(deleted)
             return
-        run_id = subject.removeprefix(f"{self._layout.prefix}.").partition(".")[0]
-        if not is_valid_run_id(run_id):
+        record = self._layout.record_of(subject)
+        if record is None:
             return
-        seq = self._layout.seq_of(run_id, subject)
-        if seq is not None:
-            self._stored(run_id, seq)
+        if self._own is not None and stream_seq is not None and self._own.delivered(subject, stream_seq):
+            return  # this replica's own write: told by ``runs/`` after its ack, or by its write's end
+        self._stored(*record)
 
-    def _advance(self, msg: Msg) -> None:
-        try:
-            stream_seq = msg.metadata.sequence.stream
-        except Exception:  # not a JetStream delivery (nats-py parses the reply subject): no position
-            return
-        if stream_seq > self.position:
-            self.position = stream_seq
-            self._moved.set()
-            self._moved = asyncio.Event()
+    def _advance(self, stream_seq: int) -> None:
+        if stream_seq > self._delivered:
+            self._delivered = stream_seq
+            if self._own is not None:
+                self._own.passed(stream_seq)
+            self._wake()
+
+    def _wake(self) -> None:
+        """Wake the barriers waiting for the position to move."""
+        self._moved.set()
+        self._moved = asyncio.Event()
 
     async def caught_up(self, api: JetStreamApi, timeout_seconds: float) -> bool:
         """Wait until every message on the feed's subjects stored before this call has been told.
@@ -168,7 +200,7 @@ class Feed:
     async def _last_stored(self, api: JetStreamApi) -> int | None:
         """The stream seq of the last message on the feed's subjects (0: none), from the leader; None: unknown."""
         try:
-            last = await api.get_last(f"{self._layout.prefix}.*.*")
+            last = await api.get_last(self._layout.records())
         except (ApiError, NotDeliveredError, NoAnswerError) as err:
             log.info("feed barrier: cannot read the stream's last record (%s)", err)
             return None
@@ -177,6 +209,8 @@ class Feed:
     async def stop(self) -> None:
         """Stop following (the ephemeral consumer goes away with its subscription's interest)."""
         subscription, self._subscription = self._subscription, None
+        if self._own is not None:
+            self._own.stop()
         if subscription is None:
             return
         try:

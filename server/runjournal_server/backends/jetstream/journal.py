@@ -13,14 +13,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
-from runjournal_server.backends.base import Journal, WriteRaceError
 from runjournal_server.backends.jetstream.api import (
-    HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE,
-    HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT,
-    HEADER_EXPECTED_STREAM,
-    HEADER_MSG_ID,
     JetStreamApi,
     NotDeliveredError,
     Outgoing,
@@ -29,7 +23,8 @@ from runjournal_server.backends.jetstream.api import (
     is_full,
 )
 from runjournal_server.backends.jetstream.config import MAX_ATOMIC_BATCH
-from runjournal_server.backends.jetstream.layout import Layout, message_id
+from runjournal_server.backends.jetstream.layout import Fence, Layout, message_id, write_headers
+from runjournal_server.backends.jetstream.own_writes import OwnWrites
 from runjournal_server.backends.jetstream.publish import (
     Answer,
     Empty,
@@ -40,19 +35,18 @@ from runjournal_server.backends.jetstream.publish import (
     publish_once,
 )
 from runjournal_server.backends.jetstream.reading import StreamReader
-from runjournal_server.core.errors import CorruptJournalError, StorageFullError, StorageUnavailableError
+from runjournal_server.backends.jetstream.tombstones import decode as decode_tombstone
+from runjournal_server.backends.journal import Journal, WriteRaceError
+from runjournal_server.core.errors import (
+    CorruptJournalError,
+    RunDeletedError,
+    StorageFullError,
+    StorageUnavailableError,
+)
 from runjournal_server.core.records import StoredRecord
 
 REFRESH_WINDOW_MAX = 64
 """The most subjects ``refresh`` reads at once (after 4, then 16), once it knows something is new."""
-
-
-@dataclass(frozen=True)
-class Tail:
-    """The last record a journal handle knows: what its next append is fenced on."""
-
-    subject: str
-    stream_seq: int
 
 
 def check_batch_size(run_id: str, batch: Sequence[StoredRecord]) -> None:
@@ -80,20 +74,23 @@ class JetStreamJournal(Journal):
         self,
         run_id: str,
         last_seq: int,
-        tail: Tail,
+        tail: Fence,
         *,
         api: Callable[[], JetStreamApi],
         layout: Layout,
         reader: StreamReader,
+        own: OwnWrites,
         forget: Callable[[JetStreamJournal], None],
     ) -> None:
         self.run_id = run_id
         self._api = api
         self._layout = layout
         self._reader = reader
+        self._own = own
         self._forget = forget
         self._last_seq = last_seq
         self._tail = tail
+        """The last record this handle knows: what its next append is fenced on."""
         self._closed = False
         self._mutex = asyncio.Lock()
 
@@ -115,7 +112,8 @@ class JetStreamJournal(Journal):
         records after it are read by exact subject (4, then 16, then 64 at
         a time) until one is empty, and the lookup is repeated from the new
         tail, so a message published on a gap or malformed subject after
-        them is reported instead of waiting to collide with a later append.
+        them is reported instead of waiting to collide with a later append,
+        and the run's tombstone there is RUN_DELETED (``deletion.py``).
         A stray stored *before* our tail is the full reads' to find
         (``StreamReader.last``); refresh stays one lookup.
         """
@@ -125,6 +123,9 @@ class JetStreamJournal(Journal):
             after = self._tail.stream_seq
             while (following := await self._reader.next_after(self.run_id, after)) is not None:
                 expected = self._last_seq + len(found) + 1
+                if following.subject == self._layout.tombstone(self.run_id):
+                    # Another replica deleted the run: its tombstone follows what this handle knows.
+                    raise RunDeletedError(self.run_id, decode_tombstone(self.run_id, following).last_seq)
                 if following.subject != self._subject(expected):
                     raise self._reader.stray_error(self.run_id, following.subject, expected)
                 found.extend(await self._forward(expected, following))
@@ -176,7 +177,7 @@ class JetStreamJournal(Journal):
         api = self._api()
         try:
             outcome = await publish_once(
-                api, lambda: self._send(api, batch), record_targets(self._layout, self.run_id, batch)
+                api, lambda: self._send(api, batch), record_targets(self._layout, self.run_id, batch), own=self._own
             )
         except NotDeliveredError as err:
             raise StorageUnavailableError(self.run_id, f"appending seq {first}: {err}") from err
@@ -213,26 +214,22 @@ class JetStreamJournal(Journal):
     async def _send(self, api: JetStreamApi, batch: list[StoredRecord]) -> PubAck:
         if len(batch) == 1:
             return await api.publish(self._outgoing(api, batch[0], fenced=True, with_id=True))
-        # nats-server 2.12 refuses message ids inside an atomic batch, and
-        # allows the fence only where no earlier message of the batch
-        # writes its subject: so the first message carries the fence and
-        # the later ones rely on their write-once slots.
+        # In an atomic batch the first message carries the fence, and none an id (``layout.write_headers``).
         return await api.publish_batch(
             [self._outgoing(api, stored, fenced=index == 0, with_id=False) for index, stored in enumerate(batch)]
         )
 
     def _outgoing(self, api: JetStreamApi, stored: StoredRecord, *, fenced: bool, with_id: bool) -> Outgoing:
-        headers = {HEADER_EXPECTED_STREAM: api.stream}
-        if with_id:
-            headers[HEADER_MSG_ID] = message_id(self.run_id, stored)
-        if fenced:
-            headers[HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE] = str(self._tail.stream_seq)
-            headers[HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT] = self._tail.subject
+        headers = write_headers(
+            api.stream,
+            fence=self._tail if fenced else None,
+            msg_id=message_id(self.run_id, stored) if with_id else None,
+        )
         return Outgoing(self._subject(stored.seq), stored.line, headers)
 
     def _advance(self, seq: int, stream_seq: int) -> None:
         self._last_seq = seq
-        self._tail = Tail(self._subject(seq), stream_seq)
+        self._tail = Fence(self._subject(seq), stream_seq)
 
     def _subject(self, seq: int) -> str:
         return self._layout.subject(self.run_id, seq)

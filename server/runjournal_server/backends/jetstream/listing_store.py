@@ -249,7 +249,7 @@ class JetStreamIndexStore:
     async def news_since(self, position: int | None, stored: Told, deleted: Told) -> bool:
         try:
             if position is None:
-                last = await self._api.get_last(f"{self._layout.prefix}.*.*")
+                last = await self._api.get_last(self._layout.records())
                 self._follow_after(0 if last is None else last.stream_seq)
                 return True
             info = await self._api.stream_info()

@@ -30,6 +30,10 @@ says what happened. The rules, stated here once:
 A failed read-back raises ``ReadBackError`` with the answer it was settling.
 What each outcome means to its caller (a write race, an existing run, the
 stored task document) is the caller's; these rules are not.
+
+A record write passes ``own`` (``own_writes.py``): its subjects are held as
+this replica's while it is published, and ``Stored`` acknowledges it, so the
+feed leaves its news to ``runs/``.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from runjournal_server.backends.jetstream.api import (
     PubAck,
     StoredMessage,
 )
+from runjournal_server.backends.jetstream.own_writes import OwnWrites
 
 
 @dataclass(frozen=True)
@@ -132,8 +137,24 @@ async def publish_once(
     targets: Sequence[Target],
     *,
     final: Callable[[Answer], bool] = _never,
+    own: OwnWrites | None = None,
 ) -> Stored | Answered | Occupied | Empty:
     """Run ``send`` (one publish of ``targets``) once and decide what it stored, by the rules above."""
+    if own is None:
+        return await _settled(api, send, targets, final)
+    with own.writing([target.subject for target in targets]) as write:
+        outcome = await _settled(api, send, targets, final)
+        if isinstance(outcome, Stored):
+            write.acknowledge(outcome.stream_seq)
+        return outcome
+
+
+async def _settled(
+    api: JetStreamApi,
+    send: Callable[[], Awaitable[PubAck]],
+    targets: Sequence[Target],
+    final: Callable[[Answer], bool],
+) -> Stored | Answered | Occupied | Empty:
     try:
         ack = await send()
     except NoAnswerError as err:

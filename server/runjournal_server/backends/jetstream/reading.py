@@ -12,7 +12,6 @@ import contextlib
 from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Any
 
-from runjournal_server.backends.base import BackwardWalk, decode_at
 from runjournal_server.backends.jetstream.api import (
     ApiError,
     JetStreamApi,
@@ -22,6 +21,7 @@ from runjournal_server.backends.jetstream.api import (
 )
 from runjournal_server.backends.jetstream.fetch import fetch_first
 from runjournal_server.backends.jetstream.layout import Layout, not_a_record, subject_problem
+from runjournal_server.backends.reading import BackwardWalk, decode_at
 from runjournal_server.core.errors import CorruptJournalError, RunNotFoundError, StorageUnavailableError
 from runjournal_server.core.ids import validate_run_id
 from runjournal_server.core.records import StoredRecord

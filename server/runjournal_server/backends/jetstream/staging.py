@@ -34,9 +34,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from runjournal_server.backends.jetstream.api import (
-    HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE,
-    HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT,
-    HEADER_EXPECTED_STREAM,
     JetStreamApi,
     NoAnswerError,
     NotDeliveredError,
@@ -46,7 +43,8 @@ from runjournal_server.backends.jetstream.api import (
 )
 from runjournal_server.backends.jetstream.config import MAX_ATOMIC_BATCH
 from runjournal_server.backends.jetstream.journal import record_targets
-from runjournal_server.backends.jetstream.layout import Layout
+from runjournal_server.backends.jetstream.layout import Layout, write_headers
+from runjournal_server.backends.jetstream.own_writes import OwnWrites
 from runjournal_server.backends.jetstream.publish import Answered, Empty, Occupied, ReadBackError, Stored, publish_once
 from runjournal_server.backends.jetstream.reading import StreamReader
 from runjournal_server.core.errors import RunExistsError, StorageFullError, StorageUnavailableError
@@ -80,10 +78,11 @@ def chunks(records: Sequence[StoredRecord], *, max_records: int) -> list[list[St
 class StagedCreation:
     """Store one run's creation in stages (see the module docstring); ``store`` returns the last stream seq."""
 
-    def __init__(self, api: JetStreamApi, layout: Layout, reader: StreamReader, run_id: str) -> None:
+    def __init__(self, api: JetStreamApi, layout: Layout, reader: StreamReader, own: OwnWrites, run_id: str) -> None:
         self._api = api
         self._layout = layout
         self._reader = reader
+        self._own = own
         self._run_id = run_id
 
     async def store(self, batch: list[StoredRecord]) -> int:
@@ -122,6 +121,7 @@ class StagedCreation:
                 lambda: api.publish_batch(self._outgoing(messages, after)),
                 targets,
                 final=lambda answer: answer.refusal is not None,
+                own=self._own,
             )
         except NotDeliveredError as err:
             raise StorageUnavailableError(self._run_id, f"creating the run: {err}") from err
@@ -147,14 +147,9 @@ class StagedCreation:
                 raise StorageUnavailableError(self._run_id, "creating the run: the stream took a stage for a duplicate")
 
     def _outgoing(self, messages: list[StoredRecord], after: int) -> list[Outgoing]:
-        # No message ids in an atomic batch (nats-server 2.12 refuses them); the fence on the first
-        # message covers the whole run, and the others rely on their write-once subjects.
-        plain = {HEADER_EXPECTED_STREAM: self._api.stream}
-        fence = {
-            **plain,
-            HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE: str(after),
-            HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT: self._layout.run_subjects(self._run_id),
-        }
+        # The fence on the first message covers the whole run; the others rely on their write-once subjects.
+        plain = write_headers(self._api.stream)
+        fence = write_headers(self._api.stream, fence=self._layout.run_fence(self._run_id, after))
         return [
             Outgoing(self._layout.subject(self._run_id, stored.seq), stored.line, fence if index == 0 else plain)
             for index, stored in enumerate(messages)

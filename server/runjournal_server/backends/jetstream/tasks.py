@@ -26,12 +26,7 @@ import json
 import time
 from collections.abc import Callable
 
-from runjournal_server.backends.base import MAX_TASK_DOCUMENT_BYTES, TaskStore
 from runjournal_server.backends.jetstream.api import (
-    HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE,
-    HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT,
-    HEADER_EXPECTED_STREAM,
-    HEADER_MSG_ID,
     ApiError,
     JetStreamApi,
     NoAnswerError,
@@ -41,6 +36,7 @@ from runjournal_server.backends.jetstream.api import (
     is_full,
     is_taken,
 )
+from runjournal_server.backends.jetstream.layout import Fence, Layout, write_headers
 from runjournal_server.backends.jetstream.publish import (
     Answer,
     Answered,
@@ -51,10 +47,9 @@ from runjournal_server.backends.jetstream.publish import (
     Target,
     publish_once,
 )
+from runjournal_server.backends.task_store import MAX_TASK_DOCUMENT_BYTES, TaskStore
 from runjournal_server.core.errors import InvalidArgumentError, StorageFullError, StorageUnavailableError
-from runjournal_server.core.ids import is_valid_run_id
 
-TASKS_TOKEN = "_tasks"
 REQUEST = "request"
 OUTCOME = "outcome"
 DELETED = "deleted"
@@ -71,10 +66,10 @@ class JetStreamTaskStore(TaskStore):
     """Task documents in the journal stream; ``api`` gives the started backend's API client."""
 
     def __init__(
-        self, api: Callable[[], JetStreamApi], prefix: str, max_document_bytes: Callable[[], int] | None = None
+        self, api: Callable[[], JetStreamApi], layout: Layout, max_document_bytes: Callable[[], int] | None = None
     ) -> None:
         self._api = api
-        self._prefix = prefix
+        self._layout = layout
         self._max_document_bytes = max_document_bytes or (lambda: MAX_TASK_DOCUMENT_BYTES)
 
     async def create_request(self, task_id: str, body: bytes) -> bytes | None:
@@ -93,12 +88,10 @@ class JetStreamTaskStore(TaskStore):
 
     async def _ids(self, kind: str) -> set[str]:
         try:
-            subjects = await self._api().subjects(f"{self._prefix}.{TASKS_TOKEN}.*.{kind}")
+            subjects = await self._api().subjects(self._layout.tasks(kind))
         except (ApiError, NotDeliveredError, NoAnswerError) as err:
             raise StorageUnavailableError(None, f"listing tasks: {err}", what="task") from err
-        head, tail = f"{self._prefix}.{TASKS_TOKEN}.", f".{kind}"
-        ids = (subject.removeprefix(head).removesuffix(tail) for subject in subjects)
-        return {task_id for task_id in ids if is_valid_run_id(task_id)}
+        return {task_id for subject in subjects if (task_id := self._layout.task_of(subject, kind)) is not None}
 
     async def delete(self, task_id: str) -> bool:
         body = json.dumps({"task_id": task_id, "deleted_at": time.time()}, sort_keys=True).encode()
@@ -136,12 +129,7 @@ class JetStreamTaskStore(TaskStore):
         self._check_size(task_id, kind, body)
         api = self._api()
         msg_id = f"task/{task_id}/{kind}/{hashlib.sha256(body).hexdigest()[:32]}"
-        headers = {
-            HEADER_MSG_ID: msg_id,
-            HEADER_EXPECTED_STREAM: api.stream,
-            HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE: "0",
-            HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT: subject,
-        }
+        headers = write_headers(api.stream, fence=Fence(subject, 0), msg_id=msg_id)
         try:
             outcome = await publish_once(
                 api,
@@ -181,9 +169,7 @@ class JetStreamTaskStore(TaskStore):
             )
 
     def _subject(self, task_id: str, kind: str) -> str:
-        if not is_valid_run_id(task_id):  # never build a subject from an unchecked id
-            raise ValueError(f"invalid task id {task_id!r}")
-        return f"{self._prefix}.{TASKS_TOKEN}.{task_id}.{kind}"
+        return self._layout.task(task_id, kind)
 
     async def _read(self, task_id: str, subjects: list[str]) -> list[StoredMessage | None]:
         try:

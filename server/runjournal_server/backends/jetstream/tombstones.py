@@ -20,16 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 from collections.abc import Callable
 
-from runjournal_server.backends.base import Tombstone
 from runjournal_server.backends.jetstream.api import (
     ERR_WRONG_LAST_SEQUENCE,
-    HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE,
-    HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT,
-    HEADER_EXPECTED_STREAM,
-    HEADER_MSG_ID,
     READ_CONCURRENCY,
     ApiError,
     JetStreamApi,
@@ -40,8 +34,9 @@ from runjournal_server.backends.jetstream.api import (
     is_full,
     is_taken,
 )
-from runjournal_server.backends.jetstream.layout import Layout
+from runjournal_server.backends.jetstream.layout import Layout, write_headers
 from runjournal_server.backends.jetstream.reading import StreamReader
+from runjournal_server.backends.tombstone import Tombstone, decode_tombstone, encode_tombstone
 from runjournal_server.core.errors import (
     LastSeqMismatchError,
     RunExistsError,
@@ -55,19 +50,9 @@ ERASE_ROUNDS = 8
 _STORE_ERRORS = (ApiError, NotDeliveredError, NoAnswerError)
 
 
-def encode(tombstone: Tombstone) -> bytes:
-    fields = {"run_id": tombstone.run_id, "last_seq": tombstone.last_seq, "deleted_at": tombstone.deleted_at}
-    return json.dumps(fields, sort_keys=True).encode()
-
-
 def decode(run_id: str, message: StoredMessage) -> Tombstone:
-    try:
-        fields = json.loads(message.data)
-        return Tombstone(str(fields["run_id"]), int(fields["last_seq"]), float(fields["deleted_at"]))
-    except (ValueError, KeyError, TypeError) as err:
-        raise StorageUnavailableError(
-            run_id, f"the tombstone on {message.subject!r} is damaged ({err}); the run stays deleted"
-        ) from err
+    """The tombstone a message on a run's tombstone subject holds (``tombstone.py``)."""
+    return decode_tombstone(run_id, message.data, f"on {message.subject!r}")
 
 
 class StreamTombstones:
@@ -137,14 +122,13 @@ class StreamTombstones:
         """
         run_id = tombstone.run_id
         subject = self._layout.tombstone(run_id)
-        body = encode(tombstone)
+        body = encode_tombstone(tombstone)
         api = self._api()
-        headers = {
-            HEADER_MSG_ID: f"deleted/{run_id}/{hashlib.sha256(body).hexdigest()[:32]}",
-            HEADER_EXPECTED_STREAM: api.stream,
-            HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE: str(fence),
-            HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT: self._layout.run_subjects(run_id),
-        }
+        headers = write_headers(
+            api.stream,
+            fence=self._layout.run_fence(run_id, fence),
+            msg_id=f"deleted/{run_id}/{hashlib.sha256(body).hexdigest()[:32]}",
+        )
         try:
             ack = await api.publish(Outgoing(subject, body, headers))
         except NotDeliveredError as err:

@@ -1,0 +1,109 @@
+"""Creating a run: its meta (and the rest, as one atomic batch), fenced on the run having no message at all.
+
+The fence (``Expected-Last-Subject-Sequence: 0`` over the run's subjects, on
+the meta, the batch's first message) refuses a second creator, and also a
+"creation" into the remains of a run whose meta was removed by hand. A batch
+lands whole or not at all, so a run is never listed with only part of its
+creation. A refusal is decided by itself (the fence spans the run: it
+exists, or the stream is full); no answer or a duplicate ack is settled by
+reading the batch back (``publish.py``): anything stored there, even the
+same bytes, is ``RunExistsError`` (``runs/`` then answers a duplicate). A
+duplicate ack over an empty run is an id remembered from a run removed
+within the duplicate window (where the server checks the fence first).
+
+A creation larger than one atomic batch carries is staged first
+(``staging.py``).
+"""
+
+from __future__ import annotations
+
+from runjournal_server.backends.jetstream.api import (
+    ApiError,
+    JetStreamApi,
+    NoAnswerError,
+    NotDeliveredError,
+    Outgoing,
+    PubAck,
+    is_full,
+    is_taken,
+)
+from runjournal_server.backends.jetstream.journal import check_batch_size, record_targets
+from runjournal_server.backends.jetstream.layout import Layout, message_id, write_headers
+from runjournal_server.backends.jetstream.own_writes import OwnWrites
+from runjournal_server.backends.jetstream.publish import (
+    Answer,
+    Answered,
+    Empty,
+    Occupied,
+    ReadBackError,
+    Stored,
+    publish_once,
+)
+from runjournal_server.backends.jetstream.reading import StreamReader
+from runjournal_server.backends.jetstream.staging import StagedCreation, needs_staging
+from runjournal_server.core.errors import RunExistsError, StorageFullError, StorageUnavailableError
+from runjournal_server.core.records import StoredRecord
+
+
+class Creation:
+    """One run's creation (see the module docstring); ``store`` returns the stream seq of its last record."""
+
+    def __init__(self, api: JetStreamApi, layout: Layout, reader: StreamReader, own: OwnWrites, run_id: str) -> None:
+        self._api = api
+        self._layout = layout
+        self._reader = reader
+        self._own = own
+        self._run_id = run_id
+
+    async def store(self, batch: list[StoredRecord]) -> int:
+        """Store ``batch`` (seqs 1, 2, ..., checked) as the new run, all or nothing."""
+        run_id, api = self._run_id, self._api
+        if needs_staging(batch):  # more than one atomic batch carries: staged, then committed
+            return await StagedCreation(api, self._layout, self._reader, self._own, run_id).store(batch)
+        check_batch_size(run_id, batch)
+        try:
+            outcome = await publish_once(
+                api,
+                lambda: self._publish(batch),
+                record_targets(self._layout, run_id, batch),
+                final=lambda answer: answer.refusal is not None,
+                own=self._own,
+            )
+        except NotDeliveredError as err:
+            raise StorageUnavailableError(run_id, f"creating the run: {err}") from err
+        except ReadBackError as err:
+            raise StorageUnavailableError(run_id, f"reading from stream {api.stream}: {err.cause}") from err.cause
+        match outcome:
+            case Stored(stream_seq):
+                return stream_seq
+            case Answered(Answer(refusal=ApiError() as refusal) as answer):
+                if answer.is_fence or is_taken(refusal):
+                    raise RunExistsError(run_id) from refusal
+                if is_full(refusal):
+                    raise StorageFullError(run_id, f"creating the run: {refusal}") from refusal
+                raise StorageUnavailableError(run_id, f"creating the run: {refusal}") from refusal
+            case Occupied():
+                raise RunExistsError(run_id)
+            case Empty(Answer(no_answer=NoAnswerError() as lost)):
+                raise StorageUnavailableError(
+                    run_id, f"creating the run got no ack ({lost}); nothing is stored"
+                ) from lost
+            case _:
+                raise StorageUnavailableError(
+                    run_id,
+                    "the stream took the meta for a duplicate of a removed run; retry after its duplicate window",
+                )
+
+    async def _publish(self, batch: list[StoredRecord]) -> PubAck:
+        api, layout, run_id = self._api, self._layout, self._run_id
+        fence = layout.run_fence(run_id)
+        meta = layout.subject(run_id, 1)
+        if len(batch) == 1:
+            headers = write_headers(api.stream, fence=fence, msg_id=message_id(run_id, batch[0]))
+            return await api.publish(Outgoing(meta, batch[0].line, headers))
+        # The later messages need no fence: the meta's fence says the run is empty.
+        first = Outgoing(meta, batch[0].line, write_headers(api.stream, fence=fence))
+        later = [
+            Outgoing(layout.subject(run_id, stored.seq), stored.line, write_headers(api.stream)) for stored in batch[1:]
+        ]
+        return await api.publish_batch([first, *later])

@@ -1,0 +1,94 @@
+"""The journal stream as ``start`` finds it: read, created when asked and missing, checked, warned about.
+
+The rules a stream must keep are ``config.py``'s (pure); this module asks
+the server for the stream's configuration (one request), creates the stream
+with ``config.stream_config`` when asked to and it is missing (another
+replica creating it at the same moment is fine: theirs is checked), and
+turns the problems into one ``StreamConfigError`` that names each fix.
+What is allowed but weaker is logged: fewer than three replicas, and
+``deny_delete`` (DeleteRun and retention then refuse).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from runjournal_server.backends.jetstream.api import (
+    ERR_STREAM_NAME_IN_USE,
+    ERR_STREAM_NOT_FOUND,
+    ApiError,
+    JetStreamApi,
+    NoAnswerError,
+    NotDeliveredError,
+)
+from runjournal_server.backends.jetstream.config import (
+    StreamConfigError,
+    format_problems,
+    stream_config,
+    stream_problems,
+)
+from runjournal_server.backends.jetstream.layout import Layout
+from runjournal_server.core.errors import StorageUnavailableError
+
+log = logging.getLogger("runjournal_server.backends.jetstream")
+
+
+async def checked_stream(
+    api: JetStreamApi, layout: Layout, *, create: bool, replicas: int, max_message_bytes: int
+) -> Mapping[str, Any]:
+    """The stream's configuration, checked to keep runs of up to ``max_message_bytes`` under ``layout``.
+
+    Raises ``StreamConfigError`` (what to fix) or ``StorageUnavailableError`` (the server cannot be asked).
+    """
+    config = await _config(api, layout, create=create, replicas=replicas)
+    problems = stream_problems(config, prefix=layout.prefix, max_record_bytes=max_message_bytes)
+    if problems:
+        raise StreamConfigError(format_problems(api.stream, problems))
+    if config.get("deny_delete"):
+        log.warning(
+            "stream %s denies message deletes (deny_delete, which cannot be lifted): DeleteRun and retention "
+            "will refuse; migrate the runs to a stream created by this version to delete runs",
+            api.stream,
+        )
+    if int(config.get("num_replicas") or 1) < 3:
+        log.warning(
+            "stream %s has %s replica(s): an acknowledged record survives the loss of a NATS server only "
+            "with 3 or more",
+            api.stream,
+            config.get("num_replicas") or 1,
+        )
+    return config
+
+
+async def _config(api: JetStreamApi, layout: Layout, *, create: bool, replicas: int) -> Mapping[str, Any]:
+    """The stream's configuration, creating the stream first when asked to and it is missing."""
+    try:
+        info = await api.stream_info()
+    except ApiError as err:
+        if err.err_code != ERR_STREAM_NOT_FOUND:
+            raise StorageUnavailableError(None, f"reading stream {api.stream}: {err}") from err
+        if not create:
+            raise StreamConfigError(
+                f"stream {api.stream!r} does not exist: start with --create-stream to create it, or create it "
+                f"with subjects '{layout.prefix}.>' as docs/jetstream-backend.md shows"
+            ) from err
+        info = await _create(api, layout, replicas)
+    except (NotDeliveredError, NoAnswerError) as err:
+        raise StorageUnavailableError(None, f"reading stream {api.stream}: {err} (is JetStream on?)") from err
+    return info.get("config") or {}
+
+
+async def _create(api: JetStreamApi, layout: Layout, replicas: int) -> dict[str, Any]:
+    config = stream_config(api.stream, layout.prefix, replicas=replicas)
+    try:
+        info = await api.create_stream(config)
+    except ApiError as err:
+        if err.err_code != ERR_STREAM_NAME_IN_USE:
+            raise StreamConfigError(f"creating stream {api.stream!r} failed: {err}") from err
+        info = await api.stream_info()  # another replica created it first: check theirs
+    except (NotDeliveredError, NoAnswerError) as err:
+        raise StorageUnavailableError(None, f"creating stream {api.stream}: {err}") from err
+    log.info("created stream %s for subjects %s.>", api.stream, layout.prefix)
+    return info

@@ -1,0 +1,195 @@
+"""Each listener hears of a write once: the feed leaves this replica's own acknowledged writes to ``runs/``.
+
+On JetStream ``runs/`` tells the server's listeners of every write it
+acknowledged, and the feed tells them of what is stored in the stream; the
+feed skips this replica's own acknowledged writes (``own_writes.py``), still
+tells every other replica's write and every deletion, and tells this
+replica's own write where ``runs/`` cannot (it was not acknowledged).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from runjournal_server.backends.jetstream import JetStreamBackend
+from runjournal_server.backends.jetstream.layout import Layout
+from runjournal_server.backends.jetstream.own_writes import OwnWrites
+from runjournal_server.core import records
+from runjournal_server.core.records import encode
+from runjournal_server.runs.runs import Runs
+from tests.conftest import StreamTarget
+from tests.nats_server import AckDroppingProxy, NatsServer
+from tests.support import builders as b
+from tests.support.raw_nats import backend_for
+
+LAYOUT = Layout("p")
+SUBJECT = LAYOUT.subject("r", 2)
+
+
+class Heard:
+    """A listener (``runs.events.RunListener``, or the feed's callbacks): what it was told, in order."""
+
+    def __init__(self) -> None:
+        self.records: list[tuple[str, int]] = []
+        self.deletions: list[str] = []
+        self.released = 0
+
+    def stored(self, run_id: str, seq: int) -> None:
+        self.records.append((run_id, seq))
+
+    def deleted(self, run_id: str) -> None:
+        self.deletions.append(run_id)
+
+    def release(self) -> None:
+        self.released += 1
+
+
+def following() -> tuple[OwnWrites, Heard]:
+    told = Heard()
+    own = OwnWrites(LAYOUT)
+    own.follow(told.stored, 0, told.release)
+    return own, told
+
+
+# ---------------------------------------------------------------- the ledger, each order of ack and delivery
+
+
+def test_an_acknowledged_write_delivered_after_its_ack_is_skipped_and_forgotten() -> None:
+    own, told = following()
+    with own.writing([SUBJECT]) as write:
+        write.acknowledge(10)
+    assert own.delivered(SUBJECT, 10)  # the feed skips it: runs/ told it
+    assert not own.delivered(SUBJECT, 10)  # and the ledger holds it no longer
+    assert told.records == []
+
+
+def test_a_write_delivered_before_its_ack_holds_the_position_below_it_until_it_ends() -> None:
+    own, told = following()
+    with own.writing([SUBJECT]) as write:
+        assert own.delivered(SUBJECT, 10)
+        assert own.held_below() == 10
+        write.acknowledge(10)
+    assert own.held_below() is None
+    assert told.released == 1
+    assert told.records == []  # runs/ tells it, in the same step of the loop
+
+
+@pytest.mark.parametrize("how", ["refused", "cancelled"])
+def test_a_write_not_acknowledged_but_delivered_is_told_when_it_ends(how: str) -> None:
+    own, told = following()
+    try:
+        with own.writing([SUBJECT]):
+            assert own.delivered(SUBJECT, 10)
+            if how == "cancelled":
+                raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        pass
+    assert told.records == [("r", 2)]
+    assert own.held_below() is None
+
+
+def test_a_write_not_acknowledged_that_lands_later_is_the_feeds_to_tell() -> None:
+    own, told = following()
+    with own.writing([SUBJECT]):
+        pass
+    assert not own.delivered(SUBJECT, 10)
+    assert told.records == []
+
+
+def test_an_acknowledged_write_the_feed_passes_without_delivering_is_forgotten() -> None:
+    own, _ = following()
+    with own.writing([SUBJECT, LAYOUT.subject("r", 3)]) as write:
+        write.acknowledge(11)
+    own.passed(11)  # erased before the feed reached them
+    assert not own.delivered(SUBJECT, 12)
+    with own.writing([LAYOUT.subject("r", 4)]) as write:
+        write.acknowledge(11)  # the feed is past it already: not kept at all
+    assert not own.delivered(LAYOUT.subject("r", 4), 12)
+
+
+def test_nothing_is_kept_while_no_feed_follows() -> None:
+    own = OwnWrites(LAYOUT)
+    with own.writing([SUBJECT]) as write:
+        assert not own.delivered(SUBJECT, 10)
+        write.acknowledge(10)
+    assert not own.delivered(SUBJECT, 10)
+
+
+# ---------------------------------------------------------------- two replicas on a real nats-server
+
+
+async def caught_up(*backends: JetStreamBackend) -> None:
+    """Every message stored so far has been delivered by each backend's feed (the listing's barrier)."""
+    for backend in backends:
+        feed = backend._feed
+        assert feed is not None and await feed.caught_up(backend._api, timeout_seconds=30)
+
+
+async def test_a_write_through_a_replica_is_told_once_to_its_listeners_and_once_to_the_others(
+    jetstream_backend: JetStreamBackend, replica_b: JetStreamBackend
+) -> None:
+    replicas = []
+    for backend in (jetstream_backend, replica_b):
+        runs = Runs(backend, max_record_bytes=records.DEFAULT_MAX_RECORD_BYTES, max_open_journals=16)
+        listener = Heard()
+        runs.events.listen(listener)
+        await backend.follow(runs.events.stored, runs.events.deleted)
+        replicas.append((runs, listener))
+    (via_a, told_a), (via_b, told_b) = replicas
+    try:
+        await via_a.append("r", 0, [b.meta(run_id="r")])
+        await via_a.append("r", 1, [b.note(2, "one")])
+        await via_a.append("r", 1, [b.note(3, "two"), b.note(4, "three")])
+        await caught_up(jetstream_backend, replica_b)
+        await via_b.append("r", 1, [b.note(5, "four")])
+        await caught_up(jetstream_backend, replica_b)
+        # A: its own three writes from runs/ (a batch as its last seq), B's write from the feed; each once.
+        assert Counter(told_a.records) == Counter({("r", 1): 1, ("r", 2): 1, ("r", 4): 1, ("r", 5): 1})
+        # B: A's records from the feed, one by one, and its own write from runs/; each once.
+        assert Counter(told_b.records) == Counter({("r", seq): 1 for seq in range(1, 6)})
+        await via_a.delete("r", 5)
+        await caught_up(jetstream_backend, replica_b)
+        assert told_b.deletions == ["r"]
+    finally:
+        for runs, _ in replicas:
+            await runs.close()
+
+
+async def test_the_feed_tells_other_replicas_writes_and_every_deletion_and_none_of_its_own_writes(
+    jetstream_backend: JetStreamBackend, replica_b: JetStreamBackend
+) -> None:
+    told_a, told_b = Heard(), Heard()
+    await jetstream_backend.follow(told_a.stored, told_a.deleted)
+    await replica_b.follow(told_b.stored, told_b.deleted)
+    stored = [encode(b.meta(run_id="r")), encode(b.note(2, "x")), encode(b.note(3, "y"))]
+    journal = await jetstream_backend.create_journal("r", stored[0], stored[1:2])
+    await journal.append(stored[2:])
+    await journal.close()
+    await jetstream_backend.delete_run("r", 3)
+    await caught_up(jetstream_backend, replica_b)
+    assert (told_a.records, told_a.deletions) == ([], ["r"])
+    assert (told_b.records, told_b.deletions) == ([("r", 1), ("r", 2), ("r", 3)], ["r"])
+
+
+async def test_a_write_whose_ack_was_lost_and_read_back_is_left_to_runs_too(
+    nats_server: NatsServer, nats_stream: StreamTarget, jetstream_backend: JetStreamBackend
+) -> None:
+    proxy = await AckDroppingProxy(nats_server.port).start()
+    backend = backend_for(proxy.url, nats_stream, request_timeout_seconds=0.5)
+    await backend.start()
+    try:
+        told, others = Heard(), Heard()
+        await backend.follow(told.stored, told.deleted)
+        await jetstream_backend.follow(others.stored, others.deleted)
+        journal = await backend.create_journal("r", encode(b.meta(run_id="r")))
+        proxy.drop_reply_to(f"{nats_stream.prefix}.r.2")
+        await journal.append([encode(b.note(2, "x"))])  # acknowledged by reading it back
+        assert proxy.dropped == [f"{nats_stream.prefix}.r.2"]
+        await caught_up(backend, jetstream_backend)
+        assert told.records == []
+        assert others.records == [("r", 1), ("r", 2)]
+    finally:
+        await backend.close()
+        await proxy.close()
