@@ -78,8 +78,9 @@ _DECISIONS = frozenset({Decision.DECISION_APPROVED, Decision.DECISION_DENIED})
 class JournalRuleError(Exception):
     """A record breaks the journal rules.
 
-    ``runs/runs.py`` maps it to ``CORRUPT_JOURNAL`` for a stored record and to
-    ``INVALID_RECORD`` for an incoming one. ``seq`` is the offending record's.
+    The runs map it to ``CORRUPT_JOURNAL`` for a stored record
+    (``runs/handles.py``) and to ``INVALID_RECORD`` for an incoming one
+    (``runs/writing.py``). ``seq`` is the offending record's.
     """
 
     def __init__(self, seq: int, detail: str) -> None:
