@@ -7,9 +7,9 @@ Rules kept here:
   there is provisional until the run has caught up once with what other
   writers stored (on a store shared by replicas the warm state may lag; the
   write itself is fenced, so a stale "next" loses a race instead).
-* A batch that creates a run goes to the backend whole, in one creation
-  (``Writer.create``); a creation that finds the run there already is
-  decided like any append: a retry's duplicate, or RUN_EXISTS for another meta.
+* A batch that creates a run is created whole (``Writer.create``); a
+  creation that finds the run there already is decided like any append: a
+  retry's duplicate, or RUN_EXISTS for another meta.
 * The observer is told once per call, of the outcome the caller gets.
 """
 

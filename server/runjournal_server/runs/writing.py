@@ -15,6 +15,9 @@ kept here:
   write may still land (the file backend's thread finishes it), and after a
   failed write the server lets go of the journal and reads it back from
   disk (``tests/durability/test_fsync_failure.py`` pins this).
+* A run is created with its whole first batch in one creation (``create``),
+  never as "meta, then the rest": a failure between the two would leave a
+  listed run with only its meta.
 * Listeners hear of records only once they are durable (``RunEvents.stored``).
 * A write that loses a race to another replica (``WriteRaceError``: nothing
   of it stored) catches up with the tail and is decided again, at most
@@ -99,11 +102,9 @@ class Writer:
         return scratch
 
     async def create(self, slot: Slot, new: Sequence[records.StoredRecord], folder: Folder) -> int:
-        """Create the run with ``new`` whole, in one creation; ``folder`` (their fold, checked) becomes its warm state.
+        """Create the run with ``new`` whole; ``folder`` (their fold, checked) becomes its warm state; its last seq.
 
-        Never "meta, then the rest": a failure between the two would leave a
-        listed run with only its meta. ``RunExistsError`` when the run exists
-        already. The new run's last seq.
+        ``RunExistsError`` when the run exists already.
         """
         journal = await self._backend.create_journal(slot.run_id, new[0], new[1:], observer=self._observer)
         self._handles.adopt(slot, journal, folder, stored_bytes(new))
