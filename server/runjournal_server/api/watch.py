@@ -28,7 +28,7 @@ from runjournal_server.core.errors import InvalidArgumentError, RunDeletedError,
 from runjournal_server.core.ids import validate_run_id
 from runjournal_server.core.records import StoredRecord
 from runjournal_server.runs.events import EventsClosedError, RunChannel
-from runjournal_server.runs.runs import Runs
+from runjournal_server.runs.runs import RecordReader, Runs
 
 log = logging.getLogger(__name__)
 
@@ -64,77 +64,66 @@ def read_response(stored: StoredRecord) -> pb.ReadResponse:
     return pb.ReadResponse(seq=stored.seq, record=record, stored_line=stored.line)
 
 
-def _record_item(stored: StoredRecord) -> bytes:
-    return pb.WatchResponse(record=read_response(stored)).SerializeToString()
-
-
 # ------------------------------------------------------------------ Watch
 
 
 async def watch_run(runs: Runs, run_id: str, after_seq: int) -> AsyncGenerator[bytes, None]:
     """The serialized WatchResponse items of one run (see JournalService.Watch), until cancelled.
 
-    ``after_seq`` beyond the run's last seq is INVALID_ARGUMENT: a client
-    cannot have seen a record that is not there, and answering ``caught_up``
-    with it would be a head the run never had.
+    One loop: send what the store holds after ``sent`` (``Runs.read_after``:
+    back from the end near the head, forward further behind), then wait for
+    news past it. The first pass checks the request once: ``after_seq``
+    beyond the run's last seq is INVALID_ARGUMENT (a client cannot have seen
+    a record that is not there, and answering ``caught_up`` with it would be
+    a head the run never had), a run with no record RUN_NOT_FOUND; then it
+    sends ``caught_up``. A run that goes away after that was deleted.
     """
     validate_run_id(run_id)
     if after_seq < 0:
         raise InvalidArgumentError("after_seq", "must be 0 (from the start) or a seq the client received")
     with runs.events.watch_run(run_id) as channel:  # subscribed before the store is read: no news is missed
-        # A client resuming near the head (after a transport failure) reads what it missed back from the
-        # end, with the record at after_seq as proof the run has it; from the start, or far behind, forward.
-        recent = await runs.read_recent(run_id, after_seq - 1, RECENT_BYTES) if after_seq else None
-        if recent is None:
-            async with contextlib.aclosing(_Records(runs, run_id, after_seq)) as stored_part:
-                while (item := await _next(stored_part)) is not None:
-                    yield item
-                sent = stored_part.sent
-        else:
-            if not recent or recent[0].seq != after_seq:
-                raise _beyond_head(run_id, after_seq)
-            sent = recent[-1].seq
-            recent.reverse()
-            recent.pop()  # the record at after_seq: checked, not sent
-            while recent:
-                yield _record_item(recent.pop())
-        yield pb.WatchResponse(caught_up=pb.CaughtUp(head_seq=sent)).SerializeToString()
+        sent = after_seq
+        caught_up = False
         while True:
-            await _news_past(channel, sent)
-            recent = await _recent(runs, run_id, sent)
-            if recent is None:  # far behind (the client stalled): forward, a chunk at a time
-                async with contextlib.aclosing(_Records(runs, run_id, sent, live=True)) as live:
-                    while (item := await _next(live)) is not None:
+            moved_to = sent
+            try:
+                reader = await runs.read_after(run_id, sent, recent_bytes=RECENT_BYTES)
+                head = reader.head
+                async with contextlib.aclosing(reader):
+                    while (item := await _next_item(run_id, reader, moved_to)) is not None:
+                        moved_to += 1
                         yield item
-                    moved_to = live.sent
-            else:
-                moved_to = recent[-1].seq if recent else sent
-                recent.reverse()
-                while recent:
-                    yield _record_item(recent.pop())  # popped: a stalled client holds this item, not the list
-            if moved_to == sent:
+            except RunNotFoundError as err:
+                if caught_up:  # it was there when the watch began: only a deletion takes it away
+                    raise RunDeletedError(run_id, moved_to) from err
+                raise
+            if not caught_up:
+                _check_request(run_id, after_seq, head, moved_to)
+                yield pb.WatchResponse(caught_up=pb.CaughtUp(head_seq=moved_to)).SerializeToString()
+                caught_up = True
+            elif moved_to == sent:
                 await _stale_news(channel)
             sent = moved_to
+            await _news_past(channel, sent)
 
 
-def _beyond_head(run_id: str, after_seq: int) -> InvalidArgumentError:
-    return InvalidArgumentError("after_seq", f"run {run_id!r} has no record at seq {after_seq}")
+def _check_request(run_id: str, after_seq: int, head: int, sent: int) -> None:
+    """After the first pass: the run had a record at ``after_seq`` (its ``head`` reached it), and a record at all."""
+    if head < after_seq:
+        raise InvalidArgumentError("after_seq", f"run {run_id!r} has no record at seq {after_seq}")
+    if sent == 0:
+        raise RunNotFoundError(run_id)  # no complete record: a creation that never became durable
 
 
-async def _recent(runs: Runs, run_id: str, sent: int) -> list[StoredRecord] | None:
-    """What was appended after ``sent``, read back from the end; None when it is more than ``RECENT_BYTES``."""
+async def _next_item(run_id: str, reader: RecordReader, sent: int) -> bytes | None:
+    """The next record's item, or None at the end (so no name keeps the record alive while the stream waits)."""
     try:
-        return await runs.read_recent(run_id, sent, RECENT_BYTES)
-    except RunNotFoundError as err:
-        raise RunDeletedError(run_id, sent) from err  # it was there when the watch began
-
-
-async def _next(records: _Records) -> bytes | None:
-    """The next item, or None at the end (so no name keeps the last item alive while the stream waits)."""
-    try:
-        return await anext(records)
+        stored = await anext(reader)
     except StopAsyncIteration:
         return None
+    if stored.seq != sent + 1:
+        raise AssertionError(f"run {run_id}: the store gave seq {stored.seq} after {sent}")
+    return pb.WatchResponse(record=read_response(stored)).SerializeToString()
 
 
 async def _news_past(channel: RunChannel, sent: int) -> None:
@@ -151,56 +140,3 @@ async def _stale_news(channel: RunChannel) -> None:
     with contextlib.suppress(TimeoutError):
         async with asyncio.timeout(STALE_NEWS_RETRY_SECONDS):  # not wait_for: it may drop a cancel (3.11)
             await channel.wait_past(channel.last_seq)
-
-
-class _Records:
-    """The serialized record items of a run after ``after`` as far as acknowledged; ``sent`` the last seq given out.
-
-    An iterator object, not a generator, for the reason ``RecordReader`` is
-    one: a suspended generator frame would keep its last record alive while
-    the client stalls. The store is read from ``after`` itself (not after it)
-    when ``after`` is a seq: finding that record proves the run has it, and
-    that the run exists; it is checked and not sent.
-    """
-
-    def __init__(self, runs: Runs, run_id: str, after: int, *, live: bool = False) -> None:
-        self._run_id = run_id
-        self._after = after
-        self._live = live
-        # The live part reads past what was sent: the stored part already proved the run.
-        self._reader = runs.read(run_id, after + 1 if live else max(after, 1))
-        self._checked = live or after == 0
-        self.sent = after
-
-    def __aiter__(self) -> _Records:
-        return self
-
-    async def __anext__(self) -> bytes:
-        try:
-            stored = await anext(self._reader)
-            if not self._checked:
-                self._checked = True
-                if stored.seq != self._after:
-                    raise AssertionError(f"the store streamed seq {stored.seq} when asked from {self._after}")
-                stored = await anext(self._reader)
-        except StopAsyncIteration:
-            if not self._checked or self.sent == 0:
-                self._refuse_missing()
-            raise
-        except RunNotFoundError as err:
-            if self._live:
-                # It was there when the watch began: it went away since, which only a deletion does.
-                raise RunDeletedError(self._run_id, self.sent) from err
-            raise
-        if stored.seq != self.sent + 1:
-            raise AssertionError(f"run {self._run_id}: the store streamed seq {stored.seq} after {self.sent}")
-        self.sent = stored.seq
-        return _record_item(stored)
-
-    def _refuse_missing(self) -> None:
-        if self.sent == 0:
-            raise RunNotFoundError(self._run_id)  # no complete record: a creation that never became durable
-        raise _beyond_head(self._run_id, self._after)
-
-    async def aclose(self) -> None:
-        await self._reader.aclose()

@@ -79,8 +79,9 @@ _DECISIONS = frozenset({Decision.DECISION_APPROVED, Decision.DECISION_DENIED})
 class JournalRuleError(Exception):
     """A record breaks the journal rules.
 
-    ``runs/runs.py`` maps it to ``CORRUPT_JOURNAL`` for a stored record and to
-    ``INVALID_RECORD`` for an incoming one. ``seq`` is the offending record's.
+    The runs map it to ``CORRUPT_JOURNAL`` for a stored record
+    (``runs/handles.py``) and to ``INVALID_RECORD`` for an incoming one
+    (``runs/writing.py``). ``seq`` is the offending record's.
     """
 
     def __init__(self, seq: int, detail: str) -> None:
@@ -213,7 +214,10 @@ class Folder:
         self._commit_turn()
         last = self._conversation[-1]
         if last.role == Role.ROLE_USER:
-            last.content.extend(follow_up.content)
+            # A new message, not ``last`` extended in place: messages are shared with ``copy``.
+            merged = ConversationMessage(role=Role.ROLE_USER, content=last.content)
+            merged.content.extend(follow_up.content)
+            self._conversation[-1] = merged
         else:
             self._conversation.append(ConversationMessage(role=Role.ROLE_USER, content=follow_up.content))
 
@@ -409,6 +413,41 @@ class Folder:
         state.claim_token = self._claim_token
         state.claimed_by = self._claimed_by
         return state
+
+    # -- a scratch copy ------------------------------------------------------
+
+    def copy(self) -> Folder:
+        """A copy to check records on: applying records to it never changes this ``Folder``.
+
+        Costs pointers, not content: what ``apply`` only ever replaces or
+        appends after is shared (the messages, the meta, the terminal, every
+        call of a committed turn); what it changes in place is copied (the
+        lists and the call table themselves, the open turn and its calls, the
+        counters, the fingerprint).
+        """
+        twin = Folder()
+        twin.__dict__.update(self.__dict__)
+        twin._conversation = list(self._conversation)
+        twin._calls = dict(self._calls)
+        twin._counters = Counters()
+        twin._counters.CopyFrom(self._counters)
+        twin._fingerprint = Fingerprint()
+        twin._fingerprint.CopyFrom(self._fingerprint)
+        turn = self._turn
+        if turn is not None:
+            calls = [_copy_call(call) for call in turn.calls]
+            twin._turn = Turn(turn.seq, turn.iteration, turn.message, calls)
+            twin._turn.results = list(turn.results)
+            twin._turn.unanswered = turn.unanswered
+            twin._calls.update((call.tool_use.id, call) for call in calls)
+        return twin
+
+
+def _copy_call(call: Call) -> Call:
+    twin = Call(call.tool_use, call.assistant_seq)
+    for name in Call.__slots__:
+        setattr(twin, name, getattr(call, name))
+    return twin
 
 
 def fold(records: Iterable[JournalRecord]) -> Folder:

@@ -6,9 +6,10 @@ records from the store at its own pace. So a slow watcher costs one small
 entry, whatever is appended meanwhile, and the store stays the one source of
 what a watcher is sent: no gap, no duplicate, nothing buffered without bound.
 
-Who tells: ``runs/runs.py`` after every acknowledged write (the record is durable
-before anyone hears of it) and after a deletion; on a store shared by
-replicas (JetStream), the backend's feed of what other replicas stored.
+Who tells: ``runs/writing.py`` after every acknowledged write (the record
+is durable before anyone hears of it) and ``runs/deleting.py`` after a
+deletion; on a store shared by replicas (JetStream), the backend's feed of
+what other replicas stored.
 
 The news is level-triggered: ``RunChannel.last_seq`` only grows, and a
 watcher waits until it passes the seq it has sent, so news that arrives

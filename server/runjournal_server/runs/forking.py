@@ -11,12 +11,15 @@ The rules, stated once:
   race it) and ``forked_from``: the source, the seq copied up to, and the
   SHA-256 of the source's lines 1..seq, each followed by a newline, so the
   fork can prove its prefix even after the source is gone.
-* Only acknowledged records are copied (read through ``Runs.read``).
+* Only acknowledged records are copied (``Reads.read_prefix``).
 * The whole fork is folded before anything is written: a prefix that does
   not fold (a damaged source) writes nothing and is CORRUPT_JOURNAL naming
   the source. The fold is the new run's warm state afterwards.
 * Claims copied from the source set nothing in the fork (``core/fold.py``):
   the fork's token is 1, the forker's.
+
+* The fork is created whole, in one creation (``Writer.create``), under the
+  new run's lock: a run of that id is RUN_EXISTS.
 
 The prefix is held once: the records read are the fork's records, and the
 fold keeps only the state.
@@ -25,7 +28,6 @@ fold keeps only the state.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,11 +35,13 @@ from dataclasses import dataclass
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from runjournal.v1 import records_pb2
-from runjournal_server.core.errors import CorruptJournalError, InvalidArgumentError
+from runjournal_server.core.errors import CorruptJournalError, InvalidArgumentError, RunExistsError
 from runjournal_server.core.fold import Folder, JournalRuleError, fold_stored
+from runjournal_server.core.ids import validate_run_id
 from runjournal_server.core.records import StoredRecord, encode
-from runjournal_server.runs.handles import FOLD_ON_LOOP_RECORDS
-from runjournal_server.runs.reader import RecordReader
+from runjournal_server.runs.handles import FOLD_ON_LOOP_RECORDS, RunHandles
+from runjournal_server.runs.reading import Reads
+from runjournal_server.runs.writing import Writer
 
 MAX_FORK_SEQ = (1 << 31) - 1
 """``ForkOrigin.seq`` is an int32, as every number in a record payload is."""
@@ -73,21 +77,6 @@ def check_at_seq(at_seq: int) -> None:
     """Refuse an ``at_seq`` no run can be forked at (beyond the last seq is found when reading)."""
     if not 0 <= at_seq <= MAX_FORK_SEQ:
         raise InvalidArgumentError("at_seq", f"must be 0 (every record) or a seq from 1 to {MAX_FORK_SEQ}")
-
-
-async def read_prefix(reader: RecordReader, run_id: str, at_seq: int) -> Prefix:
-    """Records 1..at_seq (0: every acknowledged record) from ``reader``, read no further; ``reader`` is closed."""
-    found: list[StoredRecord] = []
-    async with contextlib.aclosing(reader):
-        async for item in reader:
-            found.append(item)
-            if item.seq == at_seq:
-                break
-    if at_seq and (not found or found[-1].seq != at_seq):
-        raise InvalidArgumentError(
-            "at_seq", f"run {run_id!r} has {len(found)} records: fork at 1..{len(found)}, or 0 for every record"
-        )
-    return Prefix.of(found)
 
 
 def fork_records(
@@ -132,3 +121,30 @@ async def plan(prefix: Prefix, source_run_id: str, new_run_id: str, *, max_recor
     if len(prefix.records) < FOLD_ON_LOOP_RECORDS:
         return plan_sync(prefix, source_run_id, new_run_id, max_record_bytes=max_record_bytes)
     return await asyncio.to_thread(plan_sync, prefix, source_run_id, new_run_id, max_record_bytes=max_record_bytes)
+
+
+class Forking:
+    """ForkRun over the server's run handles."""
+
+    def __init__(self, handles: RunHandles, reads: Reads, writer: Writer, *, max_record_bytes: int) -> None:
+        self._handles = handles
+        self._reads = reads
+        self._writer = writer
+        self._max_record_bytes = max_record_bytes
+
+    async def fork(self, run_id: str, at_seq: int, new_run_id: str) -> Fork:
+        """Create ``new_run_id`` from records 1..at_seq (0: every acknowledged record) of ``run_id``."""
+        validate_run_id(run_id)
+        validate_run_id(new_run_id, "new_run_id")
+        check_at_seq(at_seq)
+        found = await self._reads.read_prefix(run_id, at_seq)
+        if at_seq and len(found) != at_seq:
+            raise InvalidArgumentError(
+                "at_seq", f"run {run_id!r} has {len(found)} records: fork at 1..{len(found)}, or 0 for every record"
+            )
+        fork = await plan(Prefix.of(found), run_id, new_run_id, max_record_bytes=self._max_record_bytes)
+        async with self._handles.use(new_run_id) as slot:
+            if slot.journal is not None:
+                raise RunExistsError(new_run_id)
+            await self._writer.create(slot, fork.records, fork.folder)
+        return fork

@@ -13,8 +13,16 @@ between runs: the slot table is only touched between awaits.
 The handles also own reading a run for its state: the lock-free cold read
 and fold (a long journal folded in a thread), its reuse by the open that
 follows, catching up with what other writers stored, and the corruption
-ledger those reads keep for the listing. ``current`` is the one call an
-operation makes under the run's lock to get a state it may decide on.
+ledger those reads keep for the listing. Under the run's lock an operation
+gets a state it may decide on from ``current`` (opened, or else caught up:
+one or the other, once) or, when it decides on the warm state first and
+refreshes only before refusing (Append), from ``open`` and ``catch_up``.
+
+A write never changes the warm state ahead of the store: it is replaced
+whole once the write's records are durable (``advance``), so a refused batch
+or a lost write race leaves the slot usable, and the next attempt catches
+up with the tail instead of reopening and refolding the run
+(``runs/writing.py``).
 """
 
 from __future__ import annotations
@@ -101,17 +109,26 @@ class RunHandles:
             slot = self._slots[run_id] = Slot(run_id)
         return SlotUse(self, slot)
 
-    async def ensure_open(self, slot: Slot, cold: ColdRead | None = None) -> tuple[Journal, Folder]:
-        """The run's journal and warm state, opening the journal (taking its lock) if needed.
+    def usable(self, slot: Slot) -> bool:
+        """True when the slot holds the run open with its warm state, and the journal is not ``poisoned``."""
+        journal = slot.journal
+        return journal is not None and slot.folder is not None and not journal.poisoned
+
+    def held(self, slot: Slot) -> tuple[Journal, Folder]:
+        """The journal and warm state of a slot that holds the run open (``open``, ``current``)."""
+        assert slot.journal is not None and slot.folder is not None, f"run {slot.run_id!r} is not open"
+        return slot.journal, slot.folder
+
+    async def open(self, slot: Slot, cold: ColdRead | None = None) -> tuple[Journal, Folder]:
+        """The run's journal and warm state, opening the journal (taking its lock) unless the slot holds it usable.
 
         ``cold`` is a lock-free read of the run made just before: the backend
         reuses its records where the stored bytes are unchanged, and when it
         hands back exactly those records (nothing was written since), their
         fold is adopted as the warm state instead of being computed again.
         """
-        if slot.journal is not None and (slot.journal.poisoned or slot.folder is None):
+        if not self.usable(slot):
             await self.drop(slot)
-        if slot.journal is None:
             known = cold.stored if cold is not None else ()
             try:
                 journal, stored = await self._backend.open_journal(slot.run_id, known)
@@ -125,23 +142,28 @@ class RunHandles:
                 await journal.close()
                 raise
             self.adopt(slot, journal, folder, stored_bytes(stored))
-        assert slot.journal is not None and slot.folder is not None
         self._open.move_to_end(slot.run_id)
-        return slot.journal, slot.folder
+        return self.held(slot)
 
     async def current(self, slot: Slot, cold: ColdRead | None = None) -> tuple[Journal, Folder]:
-        """The run's journal and warm state, opened if needed (reusing ``cold``), caught up with other writers.
+        """What an operation decides on under the run's lock: the run opened (reusing ``cold``), or refreshed.
 
-        What an operation decides on under the run's lock: the run may have
-        moved since its lock-free check.
+        One or the other, once: an open reads every stored record, so the run
+        it hands back is current; a run held already may have moved since (on
+        a store shared by replicas), so it catches up with the tail.
         """
-        await self.ensure_open(slot, cold)  # first: catching up alone would open without the cold read
+        if not self.usable(slot):
+            return await self.open(slot, cold)
         await self.catch_up(slot)
-        return await self.ensure_open(slot)
+        return self.held(slot)
 
     async def catch_up(self, slot: Slot) -> bool:
-        """Adopt records other writers stored (never any with an exclusive writer lock); True if any."""
-        journal, folder = await self.ensure_open(slot)
+        """Adopt records other writers stored after the held journal's tail; True if any.
+
+        Never any with an exclusive writer lock (``Journal.refresh`` reads
+        nothing there). The slot holds the run open (``open``).
+        """
+        journal, folder = self.held(slot)
         try:
             newer = await journal.refresh()
         except RunDeletedError:  # another replica deleted the run: the backend found its tombstone
@@ -217,6 +239,11 @@ class RunHandles:
         slot.journal, slot.folder = journal, folder
         self._open[slot.run_id] = None
         self.grow(slot, warm_bytes)
+
+    def advance(self, slot: Slot, folder: Folder, nbytes: int) -> None:
+        """Make ``folder`` (a copy the write's records were applied to) the warm state, now that they are durable."""
+        slot.folder = folder
+        self.grow(slot, nbytes)
 
     def grow(self, slot: Slot, nbytes: int) -> None:
         """Count ``nbytes`` more stored bytes folded into the slot's warm state."""

@@ -1,0 +1,99 @@
+"""runs/writing.py on real backends: a refused batch and a lost write race keep the run open and its fold warm.
+
+A batch is checked on a scratch copy of the warm state, so neither a record
+refused part-way through a batch nor another replica winning the race for a
+seq makes the server reopen the run and fold it again: it catches up with
+the tail. Counted at the two costly steps, ``Backend.open_journal`` and the
+fold of a whole journal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pytest
+
+from runjournal_server.backends.base import Backend
+from runjournal_server.backends.file import FileBackend
+from runjournal_server.backends.jetstream import JetStreamBackend
+from runjournal_server.core import records
+from runjournal_server.core.errors import InvalidRecordError, SeqConflictError
+from runjournal_server.runs import handles as handles_module
+from runjournal_server.runs.runs import Runs
+from tests.support import builders as b
+
+
+@dataclass
+class Reopens:
+    """How often the runs opened a journal and folded a whole one."""
+
+    opens: list[str] = field(default_factory=list)
+    folds: list[int] = field(default_factory=list)
+
+
+@pytest.fixture
+def count_folds(monkeypatch: pytest.MonkeyPatch) -> Iterator[Reopens]:
+    counted = Reopens()
+    real_fold = handles_module.fold_stored
+
+    def counting(stored):
+        counted.folds.append(len(stored))
+        return real_fold(stored)
+
+    monkeypatch.setattr(handles_module, "fold_stored", counting)
+    yield counted
+
+
+def count_opens(backend: Backend, counted: Reopens) -> None:
+    real_open = backend.open_journal
+
+    async def counting(run_id, known=()):
+        counted.opens.append(run_id)
+        return await real_open(run_id, known)
+
+    backend.open_journal = counting  # type: ignore[method-assign]
+
+
+def new_runs(backend: Backend) -> Runs:
+    return Runs(backend, max_record_bytes=records.DEFAULT_MAX_RECORD_BYTES, max_open_journals=8)
+
+
+async def test_a_batch_refused_at_its_second_record_leaves_the_warm_state_in_use(
+    file_backend: FileBackend, count_folds: Reopens
+):
+    runs = new_runs(file_backend)
+    count_opens(file_backend, count_folds)
+    try:
+        await runs.append("r", 0, [b.meta(run_id="r"), b.assistant(2, 1, ["c1"])])
+        with pytest.raises(InvalidRecordError):
+            # The result lands on the scratch copy; the second result for the same call is refused.
+            await runs.append("r", 1, [b.result(3, "c1"), b.result(4, "c1")])
+        assert (await runs.append("r", 1, [b.result(3, "c1")])).last_seq == 3
+        state = await runs.fold("r")
+        assert (state.last_seq, state.counters.tool_calls) == (3, 1)
+        assert (count_folds.opens, count_folds.folds) == ([], [])  # created warm, never reopened nor refolded
+    finally:
+        await runs.close()
+
+
+async def test_a_lost_race_catches_up_with_the_winners_records_instead_of_reopening(
+    jetstream_backend: JetStreamBackend, replica_b: JetStreamBackend, count_folds: Reopens
+):
+    here, there = new_runs(jetstream_backend), new_runs(replica_b)
+    count_opens(jetstream_backend, count_folds)
+    try:
+        await here.append("r", 0, [b.meta(run_id="r"), b.note(2)])
+        await there.append("r", 1, [b.note(3)])  # the other replica opens the run and moves the tail
+        count_folds.folds.clear()
+        # Here the warm state says seq 3 is next: the fenced write loses, the tail is caught up with,
+        # and the append rule, decided again, finds another record at seq 3.
+        with pytest.raises(SeqConflictError):
+            await here.append("r", 1, [b.note(3, "mine")])
+        await there.append("r", 1, [b.note(4)])
+        assert (await here.append("r", 1, [b.note(5)])).last_seq == 5  # races once more, catches up, lands
+        assert (await here.fold("r")).last_seq == 5
+        assert (count_folds.opens, count_folds.folds) == ([], [])  # "here" created the run: never reopened
+    finally:
+        await here.close()
+        await there.close()
