@@ -25,7 +25,7 @@ from runjournal_server.core.schema import timestamp_problem
 from runjournal_server.listing.filter import RunFilter
 from runjournal_server.listing.pages import RunListing
 from runjournal_server.observability.observer import NO_OBSERVER, Observer
-from runjournal_server.runs.reader import RecordReader
+from runjournal_server.runs.reading import RecordReader
 from runjournal_server.runs.requests import indexing_refusals
 from runjournal_server.runs.runs import Runs
 
