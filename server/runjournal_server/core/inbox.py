@@ -5,7 +5,7 @@ a deferred call without one waits for a person, for an answer or, when its
 deferral ``needs_approval``, for a decision until it has one; every other call
 waits for its worker (once decided, the worker acts: it runs an approved call,
 answers a denied one with an error). The fold states it on each call of a
-pending batch (``fill_waiting_for``: ``PendingCall.waiting_for``), the listing
+pending batch (``turns.pending_batch``: ``PendingCall.waiting_for``), the listing
 on each call of its inbox (``waiting_calls``), so clients read it and never
 work it out again.
 
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from runjournal.v1.records_pb2 import Decision, Deferral
-from runjournal.v1.state_pb2 import PendingBatch, WaitingCall, WaitingFor
+from runjournal.v1.records_pb2 import Deferral
+from runjournal.v1.state_pb2 import WaitingCall, WaitingFor
 from runjournal_server.core.kinds import Kind
 from runjournal_server.core.summary import StoredLike
 
@@ -48,16 +48,6 @@ def waiting_for(deferral: Deferral | None, *, answered: bool, decided: bool) -> 
     """What a call waits for from a person, or ``WAITING_FOR_UNSPECIFIED`` when it waits for nobody."""
     what = call_waits_for(deferral, answered=answered, decided=decided)
     return what if what in FOR_A_PERSON else WaitingFor.WAITING_FOR_UNSPECIFIED
-
-
-def fill_waiting_for(batch: PendingBatch) -> None:
-    """Set ``waiting_for`` on every call of a pending batch, from its result, deferral and decision."""
-    for call in batch.calls:
-        call.waiting_for = call_waits_for(
-            call.deferral if call.deferred else None,
-            answered=call.answered,
-            decided=call.decision != Decision.DECISION_UNSPECIFIED,
-        )
 
 
 def waiting_calls(tail: Sequence[StoredLike]) -> list[WaitingCall]:

@@ -18,8 +18,8 @@ from runjournal.v1.records_pb2 import (
     ToolResult,
     ToolUseBlock,
 )
-from runjournal.v1.state_pb2 import PendingBatch, PendingCall, WaitingFor
-from runjournal_server.core.inbox import waiting_for
+from runjournal.v1.state_pb2 import PendingBatch, PendingCall
+from runjournal_server.core.inbox import FOR_A_PERSON, call_waits_for
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,9 @@ def pending_batch(turn: Turn) -> PendingBatch:
             pending.deferred = True
             pending.deferral_seq = call.deferral_seq
             pending.deferral.CopyFrom(call.deferral)
-        waits = waiting_for(call.deferral, answered=call.result is not None, decided=call.approval is not None)
-        pending.waiting_for_person = waits != WaitingFor.WAITING_FOR_UNSPECIFIED
+        pending.waiting_for = call_waits_for(
+            call.deferral, answered=call.result is not None, decided=call.approval is not None
+        )
+        pending.waiting_for_person = pending.waiting_for in FOR_A_PERSON
         batch.calls.append(pending)
     return batch
