@@ -17,8 +17,9 @@ import pytest
 from runjournal_server.backends.base import Backend
 from runjournal_server.backends.file import FileBackend
 from runjournal_server.backends.jetstream import JetStreamBackend
+from runjournal_server.backends.journal import Journal
 from runjournal_server.core import records
-from runjournal_server.core.errors import InvalidRecordError, SeqConflictError
+from runjournal_server.core.errors import CorruptJournalError, InvalidRecordError, SeqConflictError
 from runjournal_server.runs import handles as handles_module
 from runjournal_server.runs.runs import Runs
 from tests.support import builders as b
@@ -97,3 +98,41 @@ async def test_a_lost_race_catches_up_with_the_winners_records_instead_of_reopen
     finally:
         await here.close()
         await there.close()
+
+
+@pytest.fixture(params=["file", "jetstream"])
+def either_backend(request: pytest.FixtureRequest) -> Backend:
+    return request.getfixturevalue(f"{request.param}_backend")  # type: ignore[no-any-return]
+
+
+async def test_a_retry_is_a_duplicate_by_its_stored_bytes_without_decoding_them(
+    either_backend: Backend, monkeypatch: pytest.MonkeyPatch
+):
+    runs = new_runs(either_backend)
+    try:
+        await runs.append("retried", 0, [b.meta(run_id="retried"), b.assistant(2, 1, ["c1"])])
+
+        async def refuse_decoding(self: Journal, seq: int) -> None:
+            raise AssertionError(f"seq {seq} was decoded to check a retry")
+
+        monkeypatch.setattr(Journal, "stored_line", refuse_decoding)
+        outcome = await runs.append("retried", 1, [b.assistant(2, 1, ["c1"])])
+        assert (outcome.duplicates, outcome.last_seq) == (1, 2)
+        monkeypatch.undo()
+        with pytest.raises(SeqConflictError):  # a different record at that seq: decoded, then refused
+            await runs.append("retried", 1, [b.assistant(2, 1, ["c2"])])
+    finally:
+        await runs.close()
+
+
+async def test_a_retry_over_a_damaged_stored_line_is_corruption_not_a_conflict(file_backend: FileBackend):
+    runs = new_runs(file_backend)
+    try:
+        await runs.append("flipped", 0, [b.meta(run_id="flipped"), b.note(2, "abc"), b.note(3, "end")])
+        path = file_backend.data_dir / "flipped.jsonl"
+        data = path.read_bytes()
+        path.write_bytes(data.replace(b'"abc"', b'"abd"'))  # same length: the line's checksum no longer holds
+        with pytest.raises(CorruptJournalError):
+            await runs.append("flipped", 1, [b.note(2, "abc")])
+    finally:
+        await runs.close()

@@ -162,9 +162,28 @@ class Journal(abc.ABC):
             raise ValueError(f"run {self.run_id!r}: seq {seq} is outside 1..{self.last_seq}")
         return await self._read_line(seq)
 
+    @final
+    async def stored_bytes(self, seq: int) -> bytes:
+        """The exact line stored at ``seq`` (1 <= seq <= last_seq), not decoded, for duplicate checks.
+
+        A retry is a duplicate only when its line equals the stored one, byte
+        for byte, and equal bytes need no decoding to tell: the incoming line
+        was checked when it was encoded, so the stored one is valid too. Only
+        lines that differ are decoded (``stored_line``), to tell a conflict
+        from damage. Same range and handle rules as ``stored_line``.
+        """
+        self._check_usable()
+        if not 1 <= seq <= self.last_seq:
+            raise ValueError(f"run {self.run_id!r}: seq {seq} is outside 1..{self.last_seq}")
+        return await self._read_bytes(seq)
+
     @abc.abstractmethod
     async def _read_line(self, seq: int) -> StoredRecord:
         """Hook: the record stored at ``seq`` (in range), decoded with ``decode_at``."""
+
+    @abc.abstractmethod
+    async def _read_bytes(self, seq: int) -> bytes:
+        """Hook: the line stored at ``seq`` (in range), without its newline, as stored."""
 
     @abc.abstractmethod
     async def close(self) -> None:

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from runjournal.v1 import records_pb2
+from runjournal_server.backends.journal import Journal
 from runjournal_server.core import records
 from runjournal_server.core.errors import RunClaimedError, RunExistsError, SeqConflictError, SeqGapError
 from runjournal_server.core.fold import Folder
@@ -111,6 +112,19 @@ class Appending:
         """The append rule on the warm state, with the stored bodies of the seqs the batch overlaps."""
         journal, folder = self._handles.held(slot)
         last = journal.last_seq
-        existing = {item.seq: (await journal.stored_line(item.seq)).body for item in stored if item.seq <= last}
+        existing = {item.seq: await _stored_body(journal, item) for item in stored if item.seq <= last}
         batch = [(item.seq, item.body) for item in stored]
         return decide_batch(last, batch, existing, token_ok=claim_token == folder.claim_token)
+
+
+async def _stored_body(journal: Journal, item: records.StoredRecord) -> bytes:
+    """The body stored at ``item``'s seq, for the append rule; the stored line is decoded only when it differs.
+
+    Equal lines are equal bodies (the line is the body and its checksum), so a
+    retry, the common case, costs one read and one comparison. A line that
+    differs is decoded, so damage is reported as damage and not as a conflict.
+    """
+    line = await journal.stored_bytes(item.seq)
+    if line == item.line:
+        return item.body
+    return (await journal.stored_line(item.seq)).body

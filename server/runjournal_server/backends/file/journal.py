@@ -193,7 +193,13 @@ class FileJournal(Journal):
             f"seq {self.last_seq} was acknowledged, and the run must be opened again from what the path holds now",
         )
 
+    async def _read_bytes(self, seq: int) -> bytes:
+        return await self._backend._run(self._stored_bytes_sync, seq)
+
     def _stored_line_sync(self, seq: int) -> StoredRecord:
+        return decode_at(self.run_id, seq, self._stored_bytes_sync(seq), line=seq, at_seq=seq)
+
+    def _stored_bytes_sync(self, seq: int) -> bytes:
         with self._mutex:
             self._check_usable()  # again, under the mutex: the descriptor may have been closed meanwhile
             start = self._starts[seq - 1]
@@ -204,7 +210,7 @@ class FileJournal(Journal):
             raise CorruptJournalError(
                 self.run_id, f"the line is cut short ({len(data)} of {end - start} bytes)", line=seq, seq=seq
             )
-        return decode_at(self.run_id, seq, data[:-1], line=seq, at_seq=seq)
+        return data[:-1]
 
     def _close_sync(self) -> None:
         with self._mutex:

@@ -149,10 +149,16 @@ class JetStreamJournal(Journal):
             window = min(window * 4, REFRESH_WINDOW_MAX)
 
     async def _read_line(self, seq: int) -> StoredRecord:
+        return self._reader.decode(self.run_id, seq, await self._read_message(seq))
+
+    async def _read_bytes(self, seq: int) -> bytes:
+        return (await self._read_message(seq)).data
+
+    async def _read_message(self, seq: int) -> StoredMessage:
         (message,) = await self._reader.read(self.run_id, [self._subject(seq)])
         if message is None:
             raise CorruptJournalError(self.run_id, f"seq {seq} is no longer in the stream", seq=seq)
-        return self._reader.decode(self.run_id, seq, message)
+        return message
 
     async def close(self) -> None:
         if not self._closed:
