@@ -1,7 +1,10 @@
 """Small builders for journal records, shared by the unit tests.
 
-Each returns a ``Record`` proto with the given seq; defaults are the boring
-valid choice so a test spells out only what it is about.
+Each returns a ``JournalRecord`` proto with the given seq; defaults are the boring
+valid choice so a test spells out only what it is about. The content blocks
+(``text``, ``tool_use``, ``opaque``, ``thinking``) are here too, for tests that
+put a block where it may or may not go. ``encoded.py`` holds the same records
+as stored (``StoredRecord``), for the backend tests.
 """
 
 from __future__ import annotations
@@ -20,11 +23,13 @@ from runjournal.v1.records_pb2 import (
     JournalRecord,
     Meta,
     Note,
+    OpaqueBlock,
     Reconfigure,
     StopReason,
     Terminal,
     TerminalReason,
     TextBlock,
+    ThinkingBlock,
     ToolResult,
     ToolUseBlock,
     Usage,
@@ -41,6 +46,14 @@ def text(value: str) -> ContentBlock:
 
 def tool_use(call_id: str, name: str = "search", input_json: str = "{}") -> ContentBlock:
     return ContentBlock(tool_use=ToolUseBlock(id=call_id, name=name, input_json=input_json))
+
+
+def opaque(provider: str = "anthropic", type_: str = "image", value: str = '{"a":1}') -> ContentBlock:
+    return ContentBlock(opaque=OpaqueBlock(provider=provider, type=type_, json=value))
+
+
+def thinking(thought: str = "hmm") -> ContentBlock:
+    return ContentBlock(thinking=ThinkingBlock(thinking=thought, signature="sig"))
 
 
 def fingerprint(**fields: object) -> Fingerprint:
@@ -61,7 +74,7 @@ def meta(
     seq: int = 1,
     *,
     run_id: str = RUN_ID,
-    prompt: str = "hello",
+    prompt: str | Sequence[ContentBlock] = "hello",
     format_version: int = FORMAT_VERSION,
     fp: Fingerprint | None = None,
     labels: dict[str, str] | None = None,
@@ -71,7 +84,7 @@ def meta(
         format_version=format_version,
         run_id=run_id,
         fingerprint=fp if fp is not None else fingerprint(),
-        prompt=[text(prompt)],
+        prompt=[text(prompt)] if isinstance(prompt, str) else list(prompt),
         labels=labels or {},
         task_id=task_id,
     )
@@ -85,11 +98,13 @@ def assistant(
     calls: Sequence[str] = (),
     *,
     say: str = "",
+    thought: str = "",
     stop_reason: StopReason | None = None,
     usage: tuple[int, int, int, int] = (10, 5, 0, 0),
 ) -> JournalRecord:
-    """An assistant turn: optional text, then one tool_use block per call id."""
-    content = [text(say or f"turn {iteration}")] + [tool_use(call_id) for call_id in calls]
+    """An assistant turn: a thinking block when ``thought`` is given, its text, then one tool_use block per call id."""
+    content = [thinking(thought)] if thought else []
+    content += [text(say or f"turn {iteration}")] + [tool_use(call_id) for call_id in calls]
     if stop_reason is None:
         stop_reason = StopReason.STOP_REASON_TOOL_USE if calls else StopReason.STOP_REASON_END_TURN
     inp, out, cache_read, cache_write = usage
@@ -150,8 +165,8 @@ def reconfigure(seq: int, fp: Fingerprint, changed: Sequence[str] = ("model",)) 
     return JournalRecord(seq=seq, reconfigure=Reconfigure(fingerprint=fp, changed_fields=list(changed)))
 
 
-def note(seq: int, say: str = "progress") -> JournalRecord:
-    return JournalRecord(seq=seq, optional=True, note=Note(text=say))
+def note(seq: int, say: str = "progress", *, data_json: str = "") -> JournalRecord:
+    return JournalRecord(seq=seq, optional=True, note=Note(text=say, data_json=data_json))
 
 
 @dataclass(frozen=True)
