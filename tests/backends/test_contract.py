@@ -20,7 +20,6 @@ from pathlib import Path
 import nats
 import pytest
 
-from runjournal.v1.records_pb2 import JournalRecord
 from runjournal_server.backends.base import Backend, Journal
 from runjournal_server.backends.file import FileBackend
 from runjournal_server.backends.jetstream import JetStreamBackend
@@ -32,11 +31,13 @@ from runjournal_server.core.errors import (
     RunNotFoundError,
     StorageUnavailableError,
 )
-from runjournal_server.core.records import StoredRecord, encode
+from runjournal_server.core.records import StoredRecord
 from runjournal_server.core.summary import is_inert
 from tests.support import builders as b
+from tests.support.encoded import claim, meta, note, turns
 
-RUN = "run-1"
+RUN = b.RUN_ID
+"""The run ``meta()`` is the meta of."""
 
 
 @dataclass
@@ -92,18 +93,6 @@ def harness(request: pytest.FixtureRequest, data_dir: Path) -> Harness:
     )
 
 
-def stored(record: JournalRecord) -> StoredRecord:
-    return encode(record)
-
-
-def meta(run_id: str = RUN, prompt: str = "hello") -> StoredRecord:
-    return stored(b.meta(run_id=run_id, prompt=prompt))
-
-
-def turns(first: int, last: int) -> list[StoredRecord]:
-    return [stored(b.assistant(seq, seq - 1)) for seq in range(first, last + 1)]
-
-
 def lines(items: Sequence[StoredRecord]) -> list[bytes]:
     return [item.line for item in items]
 
@@ -139,7 +128,7 @@ async def test_a_created_run_reads_back_as_its_meta(harness: Harness) -> None:
 
 
 async def test_appended_records_read_back_as_the_exact_encoded_lines(harness: Harness) -> None:
-    everything = [meta(), *turns(2, 3), stored(b.note(4)), *turns(5, 9)]
+    everything = [meta(), *turns(2, 3), note(4), *turns(5, 9)]
     journal = await harness.backend.create_journal(RUN, everything[0])
     await journal.append(everything[1:2])
     await journal.append(everything[2:4])
@@ -175,7 +164,7 @@ async def test_an_append_with_the_wrong_numbering_is_refused_and_stores_nothing(
 
 
 async def test_a_batch_is_stored_once_whole_and_in_order(harness: Harness) -> None:
-    batch = [*turns(2, 40), stored(b.claim(41)), stored(b.note(42))]
+    batch = [*turns(2, 40), claim(41), note(42)]
     journal = await create(harness, [meta()])
     await journal.append(batch)
     assert journal.last_seq == 42
@@ -263,14 +252,14 @@ async def test_list_run_ids_names_every_run(harness: Harness) -> None:
 
 
 async def test_ends_gives_the_meta_the_last_significant_record_and_the_last_seq(harness: Harness) -> None:
-    tail = [stored(b.claim(7)), stored(b.note(8)), stored(b.claim(9))]
+    tail = [claim(7), note(8), claim(9)]
     await create(harness, [meta(), *turns(2, 6), *tail])
     ends = await harness.backend.ends(RUN, is_inert)
     assert (ends.meta.line, ends.last_significant.line, ends.last_seq) == (meta().line, turns(6, 6)[0].line, 9)
 
 
 async def test_ends_falls_back_to_the_meta_when_everything_after_it_is_inert(harness: Harness) -> None:
-    await create(harness, [meta(), *(stored(b.note(seq)) for seq in range(2, 25))])
+    await create(harness, [meta(), *(note(seq) for seq in range(2, 25))])
     ends = await harness.backend.ends(RUN, is_inert)
     assert (ends.last_significant.seq, ends.last_seq) == (1, 24)
 
@@ -280,7 +269,7 @@ async def test_ends_of_a_long_run_with_a_long_inert_tail(harness: Harness) -> No
     journal = await create(harness, [meta()])
     for start in range(0, len(body), 100):
         await journal.append(body[start : start + 100])
-    await journal.append([stored(b.note(seq)) for seq in range(401, 450)])
+    await journal.append([note(seq) for seq in range(401, 450)])
     ends = await harness.backend.ends(RUN, is_inert)
     assert (ends.last_significant.line, ends.last_seq) == (body[-1].line, 449)
 
@@ -306,7 +295,7 @@ async def test_a_record_holding_another_seq_is_corruption_where_it_is_stored(har
 
 
 async def test_ends_reports_damage_it_walks_over(harness: Harness) -> None:
-    good = [meta(), *turns(2, 3), stored(b.note(4))]
+    good = [meta(), *turns(2, 3), note(4)]
     await harness.write_lines(RUN, [good[0].line, good[1].line, flip(good[2].line), good[3].line])
     with pytest.raises(CorruptJournalError):
         await harness.backend.ends(RUN, is_inert)
@@ -316,14 +305,14 @@ async def test_ends_reports_damage_it_walks_over(harness: Harness) -> None:
 
 
 async def test_tail_gives_the_records_from_the_last_start_to_the_end(harness: Harness) -> None:
-    everything = [meta(), *turns(2, 4), stored(b.claim(5)), stored(b.note(6))]
+    everything = [meta(), *turns(2, 4), claim(5), note(6)]
     await create(harness, everything)
     tail = await harness.backend.tail(RUN, lambda item: item.kind == "assistant")
     assert lines(tail) == lines(everything[3:])
 
 
 async def test_tail_reaches_back_to_the_meta_when_nothing_starts_a_turn(harness: Harness) -> None:
-    everything = [meta(), *(stored(b.note(seq)) for seq in range(2, 20))]
+    everything = [meta(), *(note(seq) for seq in range(2, 20))]
     await create(harness, everything)
     assert lines(await harness.backend.tail(RUN, lambda item: item.kind == "assistant")) == lines(everything)
     with pytest.raises(RunNotFoundError):

@@ -21,19 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from google.protobuf.timestamp_pb2 import Timestamp
 
-from runjournal.v1.records_pb2 import (
-    AssistantTurn,
-    ClaimNotice,
-    ContentBlock,
-    Fingerprint,
-    JournalRecord,
-    Meta,
-    Note,
-    StopReason,
-    TextBlock,
-)
 from runjournal_server.backends.file import CHUNK_BYTES, FileBackend, FileJournal
 from runjournal_server.core.errors import (
     CorruptJournalError,
@@ -44,48 +32,15 @@ from runjournal_server.core.errors import (
     StorageFullError,
     StorageUnavailableError,
 )
-from runjournal_server.core.records import StoredRecord, encode
+from runjournal_server.core.records import StoredRecord
 from tests.file_backend_os import patch_os
+from tests.support import builders as b
+from tests.support.encoded import assistant, claim, meta, note
 
-RUN = "r1"
+RUN = b.RUN_ID
+"""The run ``meta()`` is the meta of."""
 
-# ---------------------------------------------------------------- builders
-
-
-def meta(run_id: str = RUN, model: str = "m") -> StoredRecord:
-    return encode(
-        JournalRecord(
-            seq=1,
-            meta=Meta(
-                format_version=1,
-                run_id=run_id,
-                created_at=Timestamp(seconds=1),
-                fingerprint=Fingerprint(provider="p", model=model),
-                prompt=[ContentBlock(text=TextBlock(text="hi"))],
-            ),
-        )
-    )
-
-
-def assistant(seq: int, text: str = "hello") -> StoredRecord:
-    return encode(
-        JournalRecord(
-            seq=seq,
-            assistant=AssistantTurn(
-                iteration=seq,
-                content=[ContentBlock(text=TextBlock(text=text))],
-                stop_reason=StopReason.STOP_REASON_END_TURN,
-            ),
-        )
-    )
-
-
-def note(seq: int, text: str = "x") -> StoredRecord:
-    return encode(JournalRecord(seq=seq, note=Note(text=text), optional=True))
-
-
-def claim(seq: int) -> StoredRecord:
-    return encode(JournalRecord(seq=seq, claim=ClaimNotice(worker_id=f"w{seq}")))
+# ---------------------------------------------------------------- helpers
 
 
 def file_bytes(*stored: StoredRecord) -> bytes:
@@ -238,7 +193,7 @@ READERS = pytest.mark.parametrize("read", [_load, _open, _ends], ids=["load", "o
 
 
 @READERS
-@pytest.mark.parametrize(("damaged_line", "needle"), [(1, b"hi"), (2, b"hello"), (3, b"third")])
+@pytest.mark.parametrize(("damaged_line", "needle"), [(1, b"hello"), (2, b"turn 1"), (3, b"third")])
 async def test_a_flipped_byte_in_an_interior_line_is_corruption_at_that_line(
     file_backend: FileBackend,
     data_dir: Path,
@@ -292,7 +247,7 @@ async def test_a_bad_line_followed_by_a_fragment_is_corruption_not_a_torn_tail(
 
 LEFTOVERS = pytest.mark.parametrize(
     "leftover",
-    [b"", b'{"crc":"', meta().line, flip(meta().line, b"hi") + b"\n", meta(model="m" * 500).line[:-1]],
+    [b"", b'{"crc":"', meta().line, flip(meta().line, b"hello") + b"\n", meta(model="m" * 500).line[:-1]],
     ids=["empty", "fragment", "meta-without-newline", "bad-only-line", "fragment-longer-than-new-meta"],
 )
 
@@ -347,21 +302,17 @@ async def test_creation_refuses_over_a_corrupt_journal(file_backend: FileBackend
     assert journal_path(data_dir).read_bytes() == damaged
 
 
-CREATOR = """
+CREATOR = f"""
 import asyncio, sys
 from pathlib import Path
-from google.protobuf.timestamp_pb2 import Timestamp
-from runjournal.v1.records_pb2 import ContentBlock, Fingerprint, JournalRecord, Meta, TextBlock
+sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})  # the repository root: ``tests`` is importable
 from runjournal_server.backends.file import FileBackend
 from runjournal_server.core.errors import RunExistsError, RunLockedError
-from runjournal_server.core.records import encode
+from tests.support import encoded
 
 async def main() -> None:
     data_dir, run_id, model = sys.argv[1:4]
-    meta = encode(JournalRecord(seq=1, meta=Meta(
-        format_version=1, run_id=run_id, created_at=Timestamp(seconds=1),
-        fingerprint=Fingerprint(provider="p", model=model),
-        prompt=[ContentBlock(text=TextBlock(text="hi"))])))
+    meta = encoded.meta(run_id, model=model)  # the bytes the parent's meta(model=...) has
     backend = FileBackend(Path(data_dir))
     await backend.start()
     sys.stdin.readline()  # all creators start together

@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from runjournal.v1.records_pb2 import JournalRecord
 from runjournal_server.backends.base import WriteRaceError
 from runjournal_server.backends.jetstream import JetStreamBackend, message_id
 from runjournal_server.backends.jetstream.config import (
@@ -36,29 +35,18 @@ from runjournal_server.core.errors import (
     StorageFullError,
     StorageUnavailableError,
 )
-from runjournal_server.core.records import StoredRecord, encode
+from runjournal_server.core.records import StoredRecord
 from runjournal_server.core.summary import is_inert
 from tests.backends.conftest import StreamTarget, delete_stream
 from tests.nats_server import AckDroppingProxy, NatsServer
 from tests.support import builders as b
+from tests.support.encoded import claim, meta, note, turns
 from tests.support.raw_nats import RawNats, backend_for
 
 pytestmark = pytest.mark.jetstream
 
-RUN = "run-1"
-
-
-def stored(record: JournalRecord) -> StoredRecord:
-    return encode(record)
-
-
-def meta(run_id: str = RUN, prompt: str = "hello") -> StoredRecord:
-    return stored(b.meta(run_id=run_id, prompt=prompt))
-
-
-def turns(first: int, last: int) -> list[StoredRecord]:
-    """Assistant turns for seqs first..last (each commits the one before)."""
-    return [stored(b.assistant(seq, seq - 1)) for seq in range(first, last + 1)]
+RUN = b.RUN_ID
+"""The run ``meta()`` is the meta of."""
 
 
 # ---------------------------------------------------------------- server version, payload, subjects
@@ -234,7 +222,7 @@ async def test_each_record_is_one_message_holding_its_stored_line_byte_for_byte(
 ) -> None:
     first = meta()
     journal = await jetstream_backend.create_journal(RUN, first)
-    later = [*turns(2, 3), stored(b.note(4)), stored(b.claim(5))]
+    later = [*turns(2, 3), note(4), claim(5)]
     await journal.append(later[:1])
     await journal.append(later[1:])
     expected = [first, *later]
@@ -248,7 +236,7 @@ async def test_each_record_is_one_message_holding_its_stored_line_byte_for_byte(
 
 
 def test_the_message_id_is_deterministic_per_run_seq_and_body() -> None:
-    one, same, other = stored(b.note(4, "a")), stored(b.note(4, "a")), stored(b.note(4, "b"))
+    one, same, other = note(4, "a"), note(4, "a"), note(4, "b")
     assert message_id(RUN, one) == message_id(RUN, same)
     assert message_id(RUN, one) != message_id(RUN, other)
     assert message_id(RUN, one) != message_id("run-2", one)
@@ -258,7 +246,7 @@ async def test_a_batch_is_all_or_nothing_when_a_later_slot_is_taken(
     jetstream_backend: JetStreamBackend, raw: RawNats, nats_stream: StreamTarget
 ) -> None:
     journal = await jetstream_backend.create_journal(RUN, meta())
-    squatter = stored(b.note(3, "squatter"))
+    squatter = note(3, "squatter")
     await raw.publish(f"{nats_stream.prefix}.{RUN}.3", squatter.line)
     with pytest.raises(WriteRaceError):
         await journal.append(turns(2, 4))
@@ -309,15 +297,15 @@ async def test_a_stale_replica_is_refused_and_refresh_adopts_what_the_other_wrot
     await journal_a.append(turns(2, 3))
     journal_b, seen_by_b = await replica_b.open_journal(RUN)
     assert [r.seq for r in seen_by_b] == [1, 2, 3]
-    claim = stored(b.claim(4, "worker-b"))
-    await journal_b.append([claim, *turns(5, 5)])
+    claimed = claim(4, "worker-b")
+    await journal_b.append([claimed, *turns(5, 5)])
 
     with pytest.raises(WriteRaceError):
         await journal_a.append(turns(4, 4))
     assert journal_a.last_seq == 3
 
     adopted = await journal_a.refresh()
-    assert [r.line for r in adopted] == [claim.line, turns(5, 5)[0].line]
+    assert [r.line for r in adopted] == [claimed.line, turns(5, 5)[0].line]
     assert journal_a.last_seq == 5
     assert await journal_a.refresh() == []
 
@@ -477,7 +465,7 @@ async def test_ends_walks_back_over_an_inert_tail_reading_only_the_tail(
     body = turns(2, 300)
     for start in range(0, len(body), 100):
         await journal.append(body[start : start + 100])
-    inert: list[StoredRecord] = [stored(b.note(seq) if seq % 2 else b.claim(seq)) for seq in range(301, 321)]
+    inert: list[StoredRecord] = [note(seq) if seq % 2 else claim(seq) for seq in range(301, 321)]
     await journal.append(inert)
 
     before = _api_requests(nats_server)

@@ -39,24 +39,13 @@ from runjournal_server.core.summary import is_inert
 from tests.backends.conftest import StreamTarget, delete_stream
 from tests.nats_server import AckDroppingProxy, NatsServer
 from tests.support import builders as b
+from tests.support.encoded import meta, notes, turns
 from tests.support.raw_nats import RawNats, backend_for
 
 pytestmark = [pytest.mark.jetstream, pytest.mark.timeout(60)]
 
-RUN = "run-1"
-
-
-def meta(run_id: str = RUN, prompt: str = "hello") -> StoredRecord:
-    return encode(b.meta(run_id=run_id, prompt=prompt))
-
-
-def turns(first: int, last: int) -> list[StoredRecord]:
-    """Assistant turns for seqs first..last (each commits the one before)."""
-    return [encode(b.assistant(seq, seq - 1)) for seq in range(first, last + 1)]
-
-
-def notes(first: int, last: int, size: int = 10) -> list[StoredRecord]:
-    return [encode(b.note(seq, "n" * size)) for seq in range(first, last + 1)]
+RUN = b.RUN_ID
+"""The run ``meta()`` is the meta of."""
 
 
 @pytest.fixture
