@@ -32,6 +32,7 @@ from runjournal_server.core.records import (
     to_line,
 )
 from runjournal_server.core.schema import MAX_JSON_DEPTH, validate
+from tests.support import builders as b
 from tests.support.strategies import records
 
 # ---------------------------------------------------------------------------
@@ -65,106 +66,21 @@ def line_of(record: pb.JournalRecord) -> bytes:
 
 
 # ---------------------------------------------------------------------------
-# Small valid records to mutate.
-
-
-def text(value: str = "hi") -> pb.ContentBlock:
-    return pb.ContentBlock(text=pb.TextBlock(text=value))
-
-
-def tool_use(call_id: str = "call_1", name: str = "search", input_json: str = '{"q":"x"}') -> pb.ContentBlock:
-    return pb.ContentBlock(tool_use=pb.ToolUseBlock(id=call_id, name=name, input_json=input_json))
-
-
-def opaque(provider: str = "anthropic", type_: str = "image", value: str = '{"a":1}') -> pb.ContentBlock:
-    return pb.ContentBlock(opaque=pb.OpaqueBlock(provider=provider, type=type_, json=value))
-
-
-def thinking(*, redacted: bool = False, data: str = "") -> pb.ContentBlock:
-    return pb.ContentBlock(thinking=pb.ThinkingBlock(thinking="hmm", signature="sig", redacted=redacted, data=data))
-
-
-def fingerprint() -> pb.Fingerprint:
-    return pb.Fingerprint(
-        provider="anthropic",
-        model="claude-x",
-        system_prompt_sha256="a" * 64,
-        thinking_mode="off",
-        tools_sha256="b" * 64,
-        max_tokens=4096,
-        max_iterations=50,
-    )
-
-
-def meta_record() -> pb.JournalRecord:
-    record = pb.JournalRecord(seq=1)
-    record.meta.format_version = 1
-    record.meta.run_id = "run-1"
-    record.meta.created_at.FromSeconds(1_700_000_000)
-    record.meta.fingerprint.CopyFrom(fingerprint())
-    record.meta.prompt.extend([text("hello"), opaque()])
-    record.meta.labels["team"] = "search"
-    record.meta.task_id = "task-7"
-    return record
-
-
-def assistant_record() -> pb.JournalRecord:
-    record = pb.JournalRecord(seq=2)
-    turn = record.assistant
-    turn.iteration = 1
-    turn.content.extend([thinking(), text("calling"), tool_use("call_1"), tool_use("call_2")])
-    turn.stop_reason = pb.STOP_REASON_TOOL_USE
-    turn.usage.input_tokens = 10
-    turn.usage.output_tokens = 5
-    return record
-
-
-def user_record() -> pb.JournalRecord:
-    return pb.JournalRecord(seq=3, user=pb.UserFollowUp(content=[text("more")]))
-
-
-def tool_result_record() -> pb.JournalRecord:
-    return pb.JournalRecord(seq=4, tool_result=pb.ToolResult(tool_use_id="call_1", content=[text("42")], remote=True))
-
-
-def deferral_record() -> pb.JournalRecord:
-    return pb.JournalRecord(seq=5, deferral=pb.Deferral(tool_use_id="call_2", reason="needs a person"))
-
-
-def approval_record() -> pb.JournalRecord:
-    return pb.JournalRecord(
-        seq=6, approval=pb.Approval(tool_use_id="call_2", decision=pb.DECISION_APPROVED, approver="alice")
-    )
-
-
-def claim_record() -> pb.JournalRecord:
-    return pb.JournalRecord(seq=7, claim=pb.ClaimNotice(worker_id="worker-2", host="h", pid=42, reason="resume"))
-
-
-def terminal_record() -> pb.JournalRecord:
-    return pb.JournalRecord(seq=8, terminal=pb.Terminal(reason=pb.TERMINAL_REASON_COMPLETED, message="done"))
-
-
-def reconfigure_record() -> pb.JournalRecord:
-    return pb.JournalRecord(seq=9, reconfigure=pb.Reconfigure(fingerprint=fingerprint(), changed_fields=["model"]))
-
-
-def note_record() -> pb.JournalRecord:
-    return pb.JournalRecord(seq=10, optional=True, note=pb.Note(text="halfway", data_json='{"done":5}'))
-
+# One small valid record of each kind to mutate, every optional part filled in.
 
 BASES: dict[Kind, Callable[[], pb.JournalRecord]] = {
-    Kind.META: meta_record,
-    Kind.ASSISTANT: assistant_record,
-    Kind.USER: user_record,
-    Kind.TOOL_RESULT: tool_result_record,
-    Kind.DEFERRAL: deferral_record,
-    Kind.APPROVAL: approval_record,
-    Kind.CLAIM: claim_record,
-    Kind.TERMINAL: terminal_record,
-    Kind.RECONFIGURE: reconfigure_record,
-    Kind.NOTE: note_record,
+    Kind.META: lambda: b.meta(prompt=[b.text("hello"), b.opaque()], labels={"team": "search"}, task_id="task-7"),
+    Kind.ASSISTANT: lambda: b.assistant(2, 1, ["call_1", "call_2"], say="calling", thought="hmm"),
+    Kind.USER: lambda: b.user(3, "more"),
+    Kind.TOOL_RESULT: lambda: b.result(4, "call_1", "42", remote=True),
+    Kind.DEFERRAL: lambda: b.deferral(5, "call_2"),
+    Kind.APPROVAL: lambda: b.approval(6, "call_2"),
+    Kind.CLAIM: lambda: b.claim(7),
+    Kind.TERMINAL: lambda: b.terminal(8),
+    Kind.RECONFIGURE: lambda: b.reconfigure(9, b.fingerprint()),
+    Kind.NOTE: lambda: b.note(10, "halfway", data_json='{"done":5}'),
 }
+"""The assistant turn's content is [thinking, text, tool_use call_1, tool_use call_2]: the cases name those places."""
 
 
 @cache
@@ -202,7 +118,7 @@ def test_kind_of_refuses_a_record_without_payload() -> None:
 
 
 def test_a_line_is_the_checksum_envelope_around_the_canonical_body() -> None:
-    stored = encode(note_record())
+    stored = encode(BASES[Kind.NOTE]())
     assert stored.body == (
         b'{"id":"runjournal.v1.note","optional":true,'
         b'"payload":{"data_json":"{\\"done\\":5}","text":"halfway"},"seq":10}'
@@ -213,13 +129,13 @@ def test_a_line_is_the_checksum_envelope_around_the_canonical_body() -> None:
 
 
 def test_the_optional_key_is_omitted_when_false() -> None:
-    stored = encode(claim_record())
+    stored = encode(BASES[Kind.CLAIM]())
     assert b"optional" not in stored.body
     assert stored.optional is False
 
 
 def test_non_ascii_text_is_stored_as_utf8_not_escaped() -> None:
-    record = user_record()
+    record = BASES[Kind.USER]()
     record.user.content[0].text.text = "héllo \u2028 😀"
     stored = encode(record)
     assert "héllo \u2028 😀".encode() in stored.body
@@ -269,7 +185,7 @@ def test_equal_records_give_equal_bytes(record: pb.JournalRecord) -> None:
 
 
 def test_label_insertion_order_does_not_change_the_bytes() -> None:
-    first, second = meta_record(), meta_record()
+    first, second = BASES[Kind.META](), BASES[Kind.META]()
     first.meta.labels.clear()
     second.meta.labels.clear()
     first.meta.labels.update({"a": "1", "b": "2", "c": "3"})
@@ -279,7 +195,7 @@ def test_label_insertion_order_does_not_change_the_bytes() -> None:
 
 
 def test_the_stored_record_does_not_keep_unknown_proto_fields() -> None:
-    record = claim_record()
+    record = BASES[Kind.CLAIM]()
     # Field 99 does not exist in ClaimNotice: a newer client's field.
     record.claim.MergeFromString(b"\x98\x06\x01")
     stored = encode(record)
@@ -288,7 +204,7 @@ def test_the_stored_record_does_not_keep_unknown_proto_fields() -> None:
 
 
 def test_encode_does_not_share_state_with_the_callers_record() -> None:
-    record = user_record()
+    record = BASES[Kind.USER]()
     stored = encode(record)
     record.user.content[0].text.text = "changed"
     assert stored.record is not None
@@ -374,53 +290,53 @@ def _body_of(record: pb.JournalRecord) -> bytes:
 
 
 NON_CANONICAL: list[tuple[str, Callable[[], pb.JournalRecord], bytes, bytes]] = [
-    ("whitespace", claim_record, b'"seq":7', b'"seq": 7'),
+    ("whitespace", BASES[Kind.CLAIM], b'"seq":7', b'"seq": 7'),
     (
         "keys out of order",
-        claim_record,
+        BASES[Kind.CLAIM],
         b'{"id":"runjournal.v1.claim",',
         b'{"seq":7,"id":"runjournal.v1.claim",',
     ),
-    ("explicit optional false", claim_record, b'"payload"', b'"optional":false,"payload"'),
-    ("optional as a string", claim_record, b'"payload"', b'"optional":"true","payload"'),
-    ("enum as a number", terminal_record, b'"TERMINAL_REASON_COMPLETED"', b"1"),
-    ("camelCase field name", tool_result_record, b'"tool_use_id"', b'"toolUseId"'),
-    ("int32 as a string", claim_record, b'"pid":42', b'"pid":"42"'),
-    ("explicit zero", claim_record, b'"pid":42', b'"pid":0'),
-    ("seq as a float", claim_record, b'"seq":7', b'"seq":7.0'),
-    ("seq as a string", claim_record, b'"seq":7', b'"seq":"7"'),
-    ("seq as a boolean", claim_record, b'"seq":7', b'"seq":true'),
-    ("seq zero", claim_record, b'"seq":7', b'"seq":0'),
-    ("seq beyond int64", claim_record, b'"seq":7', b'"seq":9223372036854775808'),
-    ("seq with 5000 digits", claim_record, b'"seq":7', b'"seq":' + b"9" * 5000),
-    ("timestamp with an offset", meta_record, b'"2023-11-14T22:13:20Z"', b'"2023-11-14T22:13:20+00:00"'),
-    ("timestamp with zero millis", meta_record, b'"2023-11-14T22:13:20Z"', b'"2023-11-14T22:13:20.000Z"'),
-    ("escaped non-ascii", user_record, b'"more"', b'"mor\\u0065"'),
-    ("duplicate key", claim_record, b'"pid":42', b'"pid":42,"pid":42'),
-    ("NaN", claim_record, b'"pid":42', b'"pid":NaN'),
-    ("unknown payload key", claim_record, b'"pid":42', b'"pid":42,"zone":"eu"'),
-    ("unknown top-level key", claim_record, b'"seq":7', b'"seq":7,"ts":1'),
-    ("missing payload", claim_record, b'"payload":{', b'"xpayload":{'),
+    ("explicit optional false", BASES[Kind.CLAIM], b'"payload"', b'"optional":false,"payload"'),
+    ("optional as a string", BASES[Kind.CLAIM], b'"payload"', b'"optional":"true","payload"'),
+    ("enum as a number", BASES[Kind.TERMINAL], b'"TERMINAL_REASON_COMPLETED"', b"1"),
+    ("camelCase field name", BASES[Kind.TOOL_RESULT], b'"tool_use_id"', b'"toolUseId"'),
+    ("int32 as a string", BASES[Kind.CLAIM], b'"pid":42', b'"pid":"42"'),
+    ("explicit zero", BASES[Kind.CLAIM], b'"pid":42', b'"pid":0'),
+    ("seq as a float", BASES[Kind.CLAIM], b'"seq":7', b'"seq":7.0'),
+    ("seq as a string", BASES[Kind.CLAIM], b'"seq":7', b'"seq":"7"'),
+    ("seq as a boolean", BASES[Kind.CLAIM], b'"seq":7', b'"seq":true'),
+    ("seq zero", BASES[Kind.CLAIM], b'"seq":7', b'"seq":0'),
+    ("seq beyond int64", BASES[Kind.CLAIM], b'"seq":7', b'"seq":9223372036854775808'),
+    ("seq with 5000 digits", BASES[Kind.CLAIM], b'"seq":7', b'"seq":' + b"9" * 5000),
+    ("timestamp with an offset", BASES[Kind.META], b'"2023-11-14T22:13:20Z"', b'"2023-11-14T22:13:20+00:00"'),
+    ("timestamp with zero millis", BASES[Kind.META], b'"2023-11-14T22:13:20Z"', b'"2023-11-14T22:13:20.000Z"'),
+    ("escaped non-ascii", BASES[Kind.USER], b'"more"', b'"mor\\u0065"'),
+    ("duplicate key", BASES[Kind.CLAIM], b'"pid":42', b'"pid":42,"pid":42'),
+    ("NaN", BASES[Kind.CLAIM], b'"pid":42', b'"pid":NaN'),
+    ("unknown payload key", BASES[Kind.CLAIM], b'"pid":42', b'"pid":42,"zone":"eu"'),
+    ("unknown top-level key", BASES[Kind.CLAIM], b'"seq":7', b'"seq":7,"ts":1'),
+    ("missing payload", BASES[Kind.CLAIM], b'"payload":{', b'"xpayload":{'),
     (
         "payload not an object",
-        note_record,
+        BASES[Kind.NOTE],
         b'"payload":{"data_json":"{\\"done\\":5}","text":"halfway"}',
         b'"payload":["halfway"]',
     ),
-    ("id not a string", claim_record, b'"runjournal.v1.claim"', b"7"),
-    ("id of another namespace", claim_record, b'"runjournal.v1.claim"', b'"runjournal.v2.claim"'),
-    ("id with an upper-case kind", claim_record, b'"runjournal.v1.claim"', b'"runjournal.v1.Claim"'),
-    ("id with an empty kind", note_record, b'"runjournal.v1.note"', b'"runjournal.v1."'),
-    ("null field", claim_record, b'"pid":42', b'"pid":42,"reason":null'),
-    ("empty labels", meta_record, b'"labels":{"team":"search"}', b'"labels":{}'),
-    ("unknown enum value", terminal_record, b'"TERMINAL_REASON_COMPLETED"', b"42"),
-    ("invalid record", assistant_record, b'"iteration":1', b'"iteration":-1'),
-    ("invalid utf-8", user_record, b'"more"', b'"mo\xffre"'),
-    ("lone surrogate escape", user_record, b'"more"', b'"\\ud800"'),
-    ("lone surrogate in a label", meta_record, b'"search"', b'"\\udc00"'),
-    ("map value not a string", meta_record, b'"search"', b"7"),
-    ("timestamp as a number", meta_record, b'"2023-11-14T22:13:20Z"', b"1700000000"),
-    ("message as a list", assistant_record, b'"usage":{', b'"usage":[{'),
+    ("id not a string", BASES[Kind.CLAIM], b'"runjournal.v1.claim"', b"7"),
+    ("id of another namespace", BASES[Kind.CLAIM], b'"runjournal.v1.claim"', b'"runjournal.v2.claim"'),
+    ("id with an upper-case kind", BASES[Kind.CLAIM], b'"runjournal.v1.claim"', b'"runjournal.v1.Claim"'),
+    ("id with an empty kind", BASES[Kind.NOTE], b'"runjournal.v1.note"', b'"runjournal.v1."'),
+    ("null field", BASES[Kind.CLAIM], b'"pid":42', b'"pid":42,"reason":null'),
+    ("empty labels", BASES[Kind.META], b'"labels":{"team":"search"}', b'"labels":{}'),
+    ("unknown enum value", BASES[Kind.TERMINAL], b'"TERMINAL_REASON_COMPLETED"', b"42"),
+    ("invalid record", BASES[Kind.ASSISTANT], b'"iteration":1', b'"iteration":-1'),
+    ("invalid utf-8", BASES[Kind.USER], b'"more"', b'"mo\xffre"'),
+    ("lone surrogate escape", BASES[Kind.USER], b'"more"', b'"\\ud800"'),
+    ("lone surrogate in a label", BASES[Kind.META], b'"search"', b'"\\udc00"'),
+    ("map value not a string", BASES[Kind.META], b'"search"', b"7"),
+    ("timestamp as a number", BASES[Kind.META], b'"2023-11-14T22:13:20Z"', b"1700000000"),
+    ("message as a list", BASES[Kind.ASSISTANT], b'"usage":{', b'"usage":[{'),
 ]
 
 
@@ -497,7 +413,7 @@ def test_decode_refuses_a_malformed_envelope(name: str, change: Callable[[bytes]
 
 
 def test_decode_error_carries_the_seq_once_the_body_is_readable() -> None:
-    body = _body_of(assistant_record()).replace(b'"iteration":1', b'"iteration":-1')
+    body = _body_of(BASES[Kind.ASSISTANT]()).replace(b'"iteration":1', b'"iteration":-1')
     with pytest.raises(RecordDecodeError) as caught:
         decode(wrap(body))
     assert caught.value.seq == 2
@@ -505,7 +421,7 @@ def test_decode_error_carries_the_seq_once_the_body_is_readable() -> None:
 
 
 def test_decode_error_has_no_seq_when_the_checksum_is_bad() -> None:
-    line = bytearray(encode(claim_record()).line)
+    line = bytearray(encode(BASES[Kind.CLAIM]()).line)
     line[-3] ^= 1
     with pytest.raises(RecordDecodeError, match="checksum") as caught:
         decode(bytes(line))
@@ -640,11 +556,13 @@ BAD_RECORDS: list[Bad] = [
         "meta.fingerprint.max_iterations",
     ),
     Bad("empty prompt", Kind.META, _replace_content(Kind.META, []), "meta.prompt"),
-    Bad("tool_use in prompt", Kind.META, _replace_content(Kind.META, [tool_use()]), "meta.prompt[0].tool_use"),
+    Bad(
+        "tool_use in prompt", Kind.META, _replace_content(Kind.META, [b.tool_use("call_1")]), "meta.prompt[0].tool_use"
+    ),
     Bad(
         "thinking in prompt",
         Kind.META,
-        _replace_content(Kind.META, [text(), thinking()]),
+        _replace_content(Kind.META, [b.text("hi"), b.thinking()]),
         "meta.prompt[1].thinking",
     ),
     Bad("empty block in prompt", Kind.META, _replace_content(Kind.META, [pb.ContentBlock()]), "meta.prompt[0]"),
@@ -677,7 +595,9 @@ BAD_RECORDS: list[Bad] = [
     Bad(
         "tool_result block in a record",
         Kind.ASSISTANT,
-        _replace_content(Kind.ASSISTANT, [text(), pb.ContentBlock(tool_result=pb.ToolResultBlock(tool_use_id="c"))]),
+        _replace_content(
+            Kind.ASSISTANT, [b.text("hi"), pb.ContentBlock(tool_result=pb.ToolResultBlock(tool_use_id="c"))]
+        ),
         "assistant.content[1].tool_result",
     ),
     Bad(
@@ -767,45 +687,45 @@ BAD_RECORDS: list[Bad] = [
     Bad(
         "opaque without provider",
         Kind.USER,
-        _replace_content(Kind.USER, [opaque(provider="")]),
+        _replace_content(Kind.USER, [b.opaque(provider="")]),
         "user.content[0].opaque.provider",
     ),
     Bad(
         "opaque provider 65 chars",
         Kind.USER,
-        _replace_content(Kind.USER, [opaque(provider="p" * 65)]),
+        _replace_content(Kind.USER, [b.opaque(provider="p" * 65)]),
         "user.content[0].opaque.provider",
     ),
     Bad(
         "opaque without type",
         Kind.USER,
-        _replace_content(Kind.USER, [opaque(type_="")]),
+        _replace_content(Kind.USER, [b.opaque(type_="")]),
         "user.content[0].opaque.type",
     ),
     Bad(
         "opaque type 129 chars",
         Kind.USER,
-        _replace_content(Kind.USER, [opaque(type_="t" * 129)]),
+        _replace_content(Kind.USER, [b.opaque(type_="t" * 129)]),
         "user.content[0].opaque.type",
     ),
     Bad(
         "opaque json invalid",
         Kind.USER,
-        _replace_content(Kind.USER, [text(), opaque(value="{")]),
+        _replace_content(Kind.USER, [b.text("hi"), b.opaque(value="{")]),
         "user.content[1].opaque.json",
         schema_catches=False,
     ),
     Bad(
         "opaque json empty",
         Kind.USER,
-        _replace_content(Kind.USER, [opaque(value="")]),
+        _replace_content(Kind.USER, [b.opaque(value="")]),
         "user.content[0].opaque.json",
     ),
     Bad("no user content", Kind.USER, _replace_content(Kind.USER, []), "user.content"),
     Bad(
         "thinking in a follow-up",
         Kind.USER,
-        _replace_content(Kind.USER, [thinking()]),
+        _replace_content(Kind.USER, [b.thinking()]),
         "user.content[0].thinking",
     ),
     Bad(
@@ -817,7 +737,7 @@ BAD_RECORDS: list[Bad] = [
     Bad(
         "tool_use in a result",
         Kind.TOOL_RESULT,
-        _replace_content(Kind.TOOL_RESULT, [tool_use()]),
+        _replace_content(Kind.TOOL_RESULT, [b.tool_use("call_1")]),
         "tool_result.content[0].tool_use",
     ),
     Bad("deferral without id", Kind.DEFERRAL, _set("deferral.tool_use_id", ""), "deferral.tool_use_id"),
@@ -914,19 +834,19 @@ def test_validate_refuses_a_record_without_payload_naming_it() -> None:
 
 
 def test_input_json_nested_exactly_to_the_limit_is_accepted() -> None:
-    record = assistant_record()
+    record = BASES[Kind.ASSISTANT]()
     record.assistant.content[2].tool_use.input_json = deep_json(MAX_JSON_DEPTH)
     assert json.loads(encode(record).body)["payload"]["content"][2]["tool_use"]["input_json"] == deep_json(64)
 
 
 def test_text_may_hold_any_string_including_nul() -> None:
-    record = user_record()
+    record = BASES[Kind.USER]()
     record.user.content[0].text.text = "a\x00b\n\t"
     assert decode(encode(record).line).record == record
 
 
 def test_a_user_text_block_may_be_empty() -> None:
-    record = pb.JournalRecord(seq=3, user=pb.UserFollowUp(content=[text("")]))
+    record = b.user(3, "")
     assert decode(encode(record).line).record == record
 
 
@@ -935,7 +855,7 @@ def test_a_user_text_block_may_be_empty() -> None:
 
 
 def _note_of(chars: int) -> pb.JournalRecord:
-    return pb.JournalRecord(seq=2, optional=True, note=pb.Note(text="x" * chars))
+    return b.note(2, "x" * chars)
 
 
 def test_a_line_over_the_limit_is_refused_and_a_line_at_the_limit_is_accepted() -> None:
@@ -953,7 +873,7 @@ def test_the_default_limit_is_one_mebibyte_of_line() -> None:
 
 
 def test_size_counts_utf8_bytes_not_characters() -> None:
-    record = pb.JournalRecord(seq=2, optional=True, note=pb.Note(text="é" * 400))
+    record = b.note(2, "é" * 400)
     size = len(encode(record).line)
     assert size > 800
     with pytest.raises(RecordTooLargeError):
