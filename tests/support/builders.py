@@ -16,7 +16,10 @@ from runjournal.v1.records_pb2 import (
     Approval,
     AssistantTurn,
     ClaimNotice,
+    Compaction,
+    CompactionTrigger,
     ContentBlock,
+    ConversationMessage,
     Decision,
     Deferral,
     Fingerprint,
@@ -25,6 +28,7 @@ from runjournal.v1.records_pb2 import (
     Note,
     OpaqueBlock,
     Reconfigure,
+    Role,
     StopReason,
     Terminal,
     TerminalReason,
@@ -167,6 +171,30 @@ def reconfigure(seq: int, fp: Fingerprint, changed: Sequence[str] = ("model",)) 
 
 def note(seq: int, say: str = "progress", *, data_json: str = "") -> JournalRecord:
     return JournalRecord(seq=seq, optional=True, note=Note(text=say, data_json=data_json))
+
+
+def compaction(
+    seq: int,
+    upto_seq: int,
+    summary: str | Sequence[ContentBlock] = "the story so far",
+    *,
+    role: Role = Role.ROLE_USER,
+    trigger: CompactionTrigger = CompactionTrigger.COMPACTION_TRIGGER_MANUAL,
+) -> JournalRecord:
+    """A compaction through ``upto_seq`` whose summary is one message (text, or the blocks given)."""
+    blocks = [text(summary)] if isinstance(summary, str) else list(summary)
+    return JournalRecord(
+        seq=seq,
+        compaction=Compaction(
+            upto_seq=upto_seq,
+            summary=[ConversationMessage(role=role, content=blocks)],
+            provider="anthropic",
+            model="claude-x",
+            trigger=trigger,
+            tokens_before=1000,
+            usage=Usage(input_tokens=900, output_tokens=50),
+        ),
+    )
 
 
 @dataclass(frozen=True)

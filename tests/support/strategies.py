@@ -191,6 +191,35 @@ def _notes(draw: st.DrawFn) -> pb.Note:
     return pb.Note(text=text, data_json=data_json)
 
 
+@st.composite
+def _compactions(draw: st.DrawFn) -> pb.Compaction:
+    def message(blocks: list[pb.ContentBlock]) -> pb.ConversationMessage:
+        role = draw(st.sampled_from([pb.ROLE_USER, pb.ROLE_ASSISTANT]))
+        return pb.ConversationMessage(role=role, content=blocks)
+
+    summary = draw(st.lists(st.lists(_said_blocks(), min_size=1, max_size=3).map(message), min_size=1, max_size=2))
+    return pb.Compaction(
+        upto_seq=draw(st.integers(1, (1 << 31) - 1)),
+        summary=summary,
+        provider=draw(st.text(max_size=64)),
+        model=draw(short_text),
+        trigger=draw(st.sampled_from([t for t in pb.CompactionTrigger.values() if t])),
+        tokens_before=draw(non_negative_int32),
+        usage=pb.Usage(input_tokens=draw(non_negative_int32), output_tokens=draw(non_negative_int32)),
+    )
+
+
+def _said_blocks() -> st.SearchStrategy[pb.ContentBlock]:
+    """A text or opaque block that says something (a compaction summary holds no empty block)."""
+    return plain_blocks.filter(
+        lambda block: (
+            bool(block.text.text.strip())
+            if block.HasField("text")
+            else block.opaque.json.strip() not in ("null", '""', "{}", "[]")
+        )
+    )
+
+
 _PAYLOADS: dict[Kind, st.SearchStrategy[Any]] = {
     Kind.META: _metas(),
     Kind.ASSISTANT: _assistants(),
@@ -202,6 +231,7 @@ _PAYLOADS: dict[Kind, st.SearchStrategy[Any]] = {
     Kind.TERMINAL: _terminals(),
     Kind.RECONFIGURE: _reconfigures(),
     Kind.NOTE: _notes(),
+    Kind.COMPACTION: _compactions(),
 }
 
 
@@ -219,8 +249,8 @@ def records(
     """A valid ``Record`` of ``kind`` (any kind when None).
 
     ``seq`` defaults to 1 for meta and to any valid seq otherwise. ``optional``
-    defaults to what the kind allows (always for note, never for meta and
-    deferral, either for the rest); a value the kind forbids is ignored.
+    defaults to what the kind allows (always for note, never for meta,
+    deferral and compaction, either for the rest); a value the kind forbids is ignored.
     """
     if kind is None:
         return st.sampled_from(list(Kind)).flatmap(lambda k: records(k, seq=seq, optional=optional))
@@ -236,7 +266,7 @@ def records(
             record_seq = draw(seq)
         if chosen is Kind.NOTE:
             is_optional = True
-        elif chosen in (Kind.META, Kind.DEFERRAL):
+        elif chosen in (Kind.META, Kind.DEFERRAL, Kind.COMPACTION):
             is_optional = False
         else:
             is_optional = draw(st.booleans()) if optional is None else optional

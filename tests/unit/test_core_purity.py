@@ -15,6 +15,7 @@ ALLOWED_ROOTS = frozenset(
         "__future__",
         "base64",
         "binascii",
+        "bisect",
         "collections",
         "dataclasses",
         "enum",

@@ -22,6 +22,7 @@ from runjournal.v1.records_pb2 import (
 from runjournal.v1.state_pb2 import RunState, RunStatus
 from runjournal_server.core.errors import VersionMismatchError
 from runjournal_server.core.fold import Folder, JournalRuleError, fold, fold_stored
+from runjournal_server.core.kinds import READABLE_FORMAT_VERSIONS
 from runjournal_server.core.records import FORMAT_VERSION
 from tests.support import builders as b
 from tests.support.journals import renumbered, stored_journals, valid_journals
@@ -70,14 +71,20 @@ def test_meta_appears_only_once() -> None:
     assert "second meta" in error.detail
 
 
-@pytest.mark.parametrize("version", [FORMAT_VERSION - 1, FORMAT_VERSION + 1, 0, 99])
+@pytest.mark.parametrize("version", [min(READABLE_FORMAT_VERSIONS) - 1, max(READABLE_FORMAT_VERSIONS) + 1, 0, 99])
 def test_version_newer_and_older_refused(version: int) -> None:
     folder = Folder()
     with pytest.raises(VersionMismatchError) as info:
         folder.apply(b.meta(format_version=version))
     assert info.value.metadata["found_version"] == str(version)
     assert info.value.metadata["expected_version"] == str(FORMAT_VERSION)
+    assert "versions 1 and 2" in info.value.message
     assert folder.state() == RunState()
+
+
+@pytest.mark.parametrize("version", sorted(READABLE_FORMAT_VERSIONS))
+def test_every_readable_version_folds(version: int) -> None:
+    assert fold([b.meta(format_version=version), b.assistant(2, 1)]).state().last_seq == 2
 
 
 @pytest.mark.parametrize("seq", [2, 3, 5, 100])

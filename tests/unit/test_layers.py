@@ -145,6 +145,7 @@ PUBLIC_CLIENT_NAMES = frozenset(
         "approval_record",
         "assistant_record",
         "canonical_json",
+        "compaction_record",
         "deferral_record",
         "from_rpc_error",
         "make_fingerprint",

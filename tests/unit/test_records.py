@@ -79,6 +79,7 @@ BASES: dict[Kind, Callable[[], pb.JournalRecord]] = {
     Kind.TERMINAL: lambda: b.terminal(8),
     Kind.RECONFIGURE: lambda: b.reconfigure(9, b.fingerprint()),
     Kind.NOTE: lambda: b.note(10, "halfway", data_json='{"done":5}'),
+    Kind.COMPACTION: lambda: b.compaction(11, 4),
 }
 """The assistant turn's content is [thinking, text, tool_use call_1, tool_use call_2]: the cases name those places."""
 

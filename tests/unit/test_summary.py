@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from runjournal.v1.records_pb2 import Terminal, TerminalReason
 from runjournal.v1.state_pb2 import RunStatus, RunSummary
 from runjournal_server.core.fold import JournalRuleError, fold, fold_stored
-from runjournal_server.core.records import FORMAT_VERSION
+from runjournal_server.core.kinds import READABLE_FORMAT_VERSIONS
 from runjournal_server.core.summary import (
     INERT_FOR_STATUS,
     TERMINAL_STATUS,
@@ -50,8 +50,8 @@ def test_known_kinds_are_inert_only_when_they_cannot_change_the_status(record: o
     assert is_inert(b.stored(record)) is inert  # type: ignore[arg-type]
 
 
-def test_inert_kinds_are_claim_note_and_reconfigure() -> None:
-    assert frozenset({"claim", "note", "reconfigure"}) == INERT_FOR_STATUS
+def test_inert_kinds_are_claim_note_reconfigure_and_compaction() -> None:
+    assert frozenset({"claim", "note", "reconfigure", "compaction"}) == INERT_FOR_STATUS
 
 
 def test_unknown_kinds_are_inert_only_when_optional() -> None:
@@ -95,7 +95,7 @@ def test_summary_is_open_without_a_trailing_terminal(last: object) -> None:
     assert (summary.status, summary.terminal_message) == (RunStatus.RUN_STATUS_OPEN, "")
 
 
-@pytest.mark.parametrize("version", [FORMAT_VERSION - 1, FORMAT_VERSION + 1])
+@pytest.mark.parametrize("version", [min(READABLE_FORMAT_VERSIONS) - 1, max(READABLE_FORMAT_VERSIONS) + 1])
 def test_summary_of_another_format_version_is_corrupt(version: int) -> None:
     summary = summarize(b.RUN_ID, b.meta(format_version=version).meta, None, 1)
     assert summary.status == RunStatus.RUN_STATUS_CORRUPT

@@ -22,7 +22,7 @@ from google.protobuf import timestamp_pb2
 from runjournal.fingerprint import canonical_json
 from runjournal.v1 import records_pb2
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 """The journal format version this client writes in meta records."""
 
 StopReasonLike = int | str
@@ -227,6 +227,46 @@ def note_record(text: str, data: Any = None) -> records_pb2.JournalRecord:
     """A draft ``note`` record (always optional); ``data``, if given, is stored as JSON text."""
     data_json = "" if data is None else canonical_json(data)
     return records_pb2.JournalRecord(optional=True, note=records_pb2.Note(text=text, data_json=data_json))
+
+
+CompactionTriggerLike = int | str
+SummaryLike = str | Sequence[records_pb2.ContentBlock] | Sequence[records_pb2.ConversationMessage]
+
+
+def compaction_record(
+    upto_seq: int,
+    summary: SummaryLike,
+    *,
+    trigger: CompactionTriggerLike,
+    provider: str = "",
+    model: str = "",
+    tokens_before: int = 0,
+    usage: UsageLike | None = None,
+) -> records_pb2.JournalRecord:
+    """A draft ``compaction`` record: from now on the model is sent ``summary`` instead of records 1..``upto_seq``.
+
+    ``summary`` is a text (one user message), content blocks (one user
+    message: e.g. the provider's compaction block as an ``opaque_block``), or
+    whole messages (to give the role: Anthropic's compaction block is in an
+    assistant message). ``trigger``: "manual", "auto" or "provider".
+    """
+    if isinstance(summary, str):
+        messages = [records_pb2.ConversationMessage(role=records_pb2.ROLE_USER, content=[text_block(summary)])]
+    elif all(isinstance(item, records_pb2.ConversationMessage) for item in summary):
+        messages = list(summary)  # type: ignore[arg-type]
+    else:
+        messages = [records_pb2.ConversationMessage(role=records_pb2.ROLE_USER, content=summary)]  # type: ignore[arg-type]
+    return records_pb2.JournalRecord(
+        compaction=records_pb2.Compaction(
+            upto_seq=upto_seq,
+            summary=messages,
+            provider=provider,
+            model=model,
+            trigger=enum_value(records_pb2.CompactionTrigger, "COMPACTION_TRIGGER_", trigger),  # type: ignore[arg-type]
+            tokens_before=tokens_before,
+            usage=usage_of(usage),
+        )
+    )
 
 
 def approval_record(

@@ -210,6 +210,35 @@ class RunRecords(abc.ABC, Generic[T]):
         """Records an optional note for people and UIs; ``data`` is stored as JSON."""
         return self._append(_builders.note_record(text, data))
 
+    def compaction(
+        self,
+        upto_seq: int,
+        summary: _builders.SummaryLike,
+        *,
+        trigger: _builders.CompactionTriggerLike,
+        provider: str = "",
+        model: str = "",
+        tokens_before: int = 0,
+        usage: UsageLike | None = None,
+    ) -> T:
+        """Records a compaction: from now on the model is sent ``summary`` instead of records 1..``upto_seq``.
+
+        Nothing is removed (Fold with ``uncompacted`` still returns every
+        message). Refused (InvalidRecordError) when the point would separate a
+        call from its result, or on a run of journal format 1.
+        """
+        return self._append(
+            _builders.compaction_record(
+                upto_seq,
+                summary,
+                trigger=trigger,
+                provider=provider,
+                model=model,
+                tokens_before=tokens_before,
+                usage=usage,
+            )
+        )
+
     def approval(self, tool_use_id: str, decision: DecisionLike, approver: str, reason: str = "") -> T:
         """Records an operator's decision ("approved" / "denied") on a call of the open turn."""
         return self._append(_builders.approval_record(tool_use_id, decision, approver, reason))

@@ -69,6 +69,7 @@ class JournalServicer(Authorizing, pb_grpc.JournalServiceServicer):
             fingerprint=request.fingerprint,
             force=request.force,
             conversation_from=request.conversation_from,
+            uncompacted=request.uncompacted,
         )
         return pb.ClaimResponse(
             claim_token=outcome.claim_token,
@@ -88,7 +89,11 @@ class JournalServicer(Authorizing, pb_grpc.JournalServiceServicer):
         response = pb.FoldResponse()
         # Filled in place: a long run's conversation is copied once, not twice.
         await self._runs.fold(
-            request.run_id, request.as_of_seq, conversation_from=request.conversation_from, into=response.state
+            request.run_id,
+            request.as_of_seq,
+            conversation_from=request.conversation_from,
+            uncompacted=request.uncompacted,
+            into=response.state,
         )
         return response
 

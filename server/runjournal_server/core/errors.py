@@ -214,9 +214,10 @@ class RunLockedError(JournalError):
 class VersionMismatchError(JournalError):
     reason = Reason.VERSION_MISMATCH
 
-    def __init__(self, run_id: str, found: int, expected: int) -> None:
+    def __init__(self, run_id: str, found: int, expected: int, readable: str = "") -> None:
         super().__init__(
-            f"run {run_id!r} uses journal format version {found}; this server reads only version {expected}",
+            f"run {run_id!r} uses journal format version {found}; this server reads "
+            f"{readable or f'only version {expected}'}",
             run_id=run_id,
             found_version=found,
             expected_version=expected,

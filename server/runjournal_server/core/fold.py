@@ -52,6 +52,7 @@ from runjournal.v1.records_pb2 import (
     Approval,
     AssistantTurn,
     ClaimNotice,
+    Compaction,
     ContentBlock,
     ConversationMessage,
     Decision,
@@ -65,9 +66,16 @@ from runjournal.v1.records_pb2 import (
     ToolResult,
     UserFollowUp,
 )
+from runjournal_server.core.compaction import Compacted, append_user, compacted_view, cut_problem
 from runjournal_server.core.errors import VersionMismatchError
 from runjournal_server.core.folded import FoldedRun
-from runjournal_server.core.kinds import FORMAT_VERSION, Kind
+from runjournal_server.core.kinds import (
+    FORMAT_VERSION,
+    MIN_FORMAT_VERSION,
+    READABLE_FORMAT_VERSIONS,
+    Kind,
+    readable_versions,
+)
 from runjournal_server.core.summary import TERMINAL_STATUS, StoredLike, is_inert_kind
 from runjournal_server.core.turns import Call, Turn
 
@@ -122,6 +130,8 @@ class Folder(FoldedRun):
                 self._apply_reconfigure(seq, record.reconfigure)
             case Kind.NOTE:
                 pass  # no effect beyond the last seq
+            case Kind.COMPACTION:
+                self._apply_compaction(seq, record.compaction)
             case _:
                 raise JournalRuleError(seq, f"protocol id {kind!r} has no fold rule")
         self._advance(seq, kind, known=True, optional=record.optional)
@@ -158,11 +168,13 @@ class Folder(FoldedRun):
             self._terminal = None
 
     def _apply_meta(self, seq: int, meta: Meta) -> None:
-        if meta.format_version != FORMAT_VERSION:
-            raise VersionMismatchError(meta.run_id, meta.format_version, FORMAT_VERSION)
+        if meta.format_version not in READABLE_FORMAT_VERSIONS:
+            raise VersionMismatchError(meta.run_id, meta.format_version, FORMAT_VERSION, readable_versions())
         self._meta = Meta()
         self._meta.CopyFrom(meta)
         self._conversation.append(ConversationMessage(role=Role.ROLE_USER, content=meta.prompt))
+        self._starts.append(seq)
+        self._ends.append(seq)
         self._fingerprint.CopyFrom(meta.fingerprint)
         self._claim_token = seq
 
@@ -197,14 +209,13 @@ class Folder(FoldedRun):
     def _apply_user(self, seq: int, follow_up: UserFollowUp) -> None:
         self._refuse_while_unanswered(seq, "a user follow-up")
         self._commit_turn()
-        last = self._conversation[-1]
-        if last.role == Role.ROLE_USER:
-            # A new message, not ``last`` extended in place: messages are shared with ``copy``.
-            merged = ConversationMessage(role=Role.ROLE_USER, content=last.content)
-            merged.content.extend(follow_up.content)
-            self._conversation[-1] = merged
+        if append_user(self._conversation, follow_up.content):
+            self._ends[-1] = seq
         else:
-            self._conversation.append(ConversationMessage(role=Role.ROLE_USER, content=follow_up.content))
+            self._starts.append(seq)
+            self._ends.append(seq)
+        if self._compacted is not None:
+            append_user(self._compacted.view, follow_up.content)
 
     def _apply_tool_result(self, seq: int, result: ToolResult) -> None:
         call = self._open_call(seq, result.tool_use_id, "a tool result")
@@ -261,6 +272,28 @@ class Folder(FoldedRun):
         self._fingerprint = Fingerprint()
         self._fingerprint.CopyFrom(reconfigure.fingerprint)
 
+    def _apply_compaction(self, seq: int, compaction: Compaction) -> None:
+        assert self._meta is not None
+        needed = MIN_FORMAT_VERSION[Kind.COMPACTION]
+        if self._meta.format_version < needed:
+            raise JournalRuleError(
+                seq,
+                f"a compaction needs journal format {needed} or later; this run was created with format "
+                f"{self._meta.format_version}, whose readers would fold it without its compactions",
+            )
+        problem = cut_problem(
+            compaction.upto_seq,
+            last_seq=self._last_seq,
+            in_force=self._compacted,
+            calls=self._calls.values(),
+            starts=self._starts,
+            ends=self._ends,
+        )
+        if problem is not None:
+            raise JournalRuleError(seq, problem)
+        view = compacted_view(compaction.summary, self._conversation, self._starts, compaction.upto_seq)
+        self._compacted = Compacted(seq, compaction.upto_seq, view)
+
     def _refuse_while_unanswered(self, seq: int, what: str) -> None:
         turn = self._turn
         if turn is not None and turn.unanswered:
@@ -292,9 +325,17 @@ class Folder(FoldedRun):
         turn = self._turn
         if turn is None:
             return
-        self._conversation.append(turn.message)
+        messages = [turn.message]
+        end = max((call.result_seq for call in turn.calls), default=turn.seq)  # a call and its result: one unit
+        self._starts.append(turn.seq)
+        self._ends.append(end)
         if turn.results:
-            self._conversation.append(ConversationMessage(role=Role.ROLE_USER, content=turn.results))
+            messages.append(ConversationMessage(role=Role.ROLE_USER, content=turn.results))
+            self._starts.append(min(call.result_seq for call in turn.calls))
+            self._ends.append(end)
+        self._conversation.extend(messages)
+        if self._compacted is not None and not self._compacted.covers(turn):
+            self._compacted.view.extend(messages)
         self._turn = None
 
 

@@ -13,6 +13,7 @@ from typing import Self
 
 from runjournal.v1.records_pb2 import ConversationMessage, Decision, Fingerprint, Meta, Role, StopReason, Terminal
 from runjournal.v1.state_pb2 import Counters, RunState, RunStatus
+from runjournal_server.core.compaction import Compacted
 from runjournal_server.core.summary import status_of
 from runjournal_server.core.turns import Call, CallStatus, Turn, pending_batch
 
@@ -24,6 +25,12 @@ class FoldedRun:
         self._meta: Meta | None = None
         self._last_seq = 0
         self._conversation: list[ConversationMessage] = []
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+        """Per message of ``_conversation``: the seqs of the first and last record that built it
+        (``core/compaction.py``: an assistant message with calls ends at its last result)."""
+        self._compacted: Compacted | None = None
+        """The compaction in force and the conversation it leaves; None before any."""
         self._turn: Turn | None = None
         self._calls: dict[str, Call] = {}
         self._counters = Counters()
@@ -95,7 +102,7 @@ class FoldedRun:
 
     # -- snapshot ----------------------------------------------------------
 
-    def state(self, *, conversation_from: int = 0, into: RunState | None = None) -> RunState:
+    def state(self, *, conversation_from: int = 0, into: RunState | None = None, uncompacted: bool = False) -> RunState:
         """A snapshot of the run; changes nothing.
 
         ``conversation_from`` skips the conversation's first messages (a client
@@ -103,6 +110,8 @@ class FoldedRun:
         but the last is final once shown, the last may still grow by a merge).
         ``into`` fills a message the caller owns (e.g. a response's field)
         instead of a fresh one, which saves copying a long conversation twice.
+        The conversation is the compacted one while a compaction is in force
+        (``core/compaction.py``), the whole one with ``uncompacted``.
         """
         state = into if into is not None else RunState()
         state.last_seq = self._last_seq
@@ -110,19 +119,28 @@ class FoldedRun:
             return state
         state.run_id = self._meta.run_id
         state.meta.CopyFrom(self._meta)
+        compacted = self._compacted
+        conversation = self._conversation
+        if compacted is not None:
+            state.compaction_seq = compacted.seq
+            state.compacted_upto_seq = compacted.upto
+            state.uncompacted = uncompacted
+            if not uncompacted:
+                conversation = compacted.view
         turn = self._turn
         trailing: list[ConversationMessage] = []
         if turn is not None and turn.unanswered == 0:
-            trailing.append(turn.message)
-            if turn.results:
-                trailing.append(ConversationMessage(role=Role.ROLE_USER, content=turn.results))
+            if compacted is None or uncompacted or not compacted.covers(turn):  # else the summary holds it
+                trailing.append(turn.message)
+                if turn.results:
+                    trailing.append(ConversationMessage(role=Role.ROLE_USER, content=turn.results))
         elif turn is not None:
             state.pending.CopyFrom(pending_batch(turn))
-        committed = len(self._conversation)
+        committed = len(conversation)
         start = min(max(conversation_from, 0), committed + len(trailing))
         state.conversation_offset = start
         state.conversation_size = committed + len(trailing)
-        state.conversation.extend(self._conversation[start:] if start else self._conversation)
+        state.conversation.extend(conversation[start:] if start else conversation)
         state.conversation.extend(trailing[max(start - committed, 0) :])
         state.counters.CopyFrom(self._counters)
         state.next_iteration = self._last_iteration + 1
@@ -149,6 +167,10 @@ class FoldedRun:
         twin = type(self)()
         twin.__dict__.update(self.__dict__)
         twin._conversation = list(self._conversation)
+        twin._starts = list(self._starts)
+        twin._ends = list(self._ends)
+        if self._compacted is not None:
+            twin._compacted = self._compacted.copy()
         twin._calls = dict(self._calls)
         twin._counters = Counters()
         twin._counters.CopyFrom(self._counters)

@@ -10,13 +10,18 @@ import enum
 from runjournal.v1 import records_pb2 as pb
 from runjournal_server.core.errors import InvalidRecordError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""The journal format version clients write in a new run's meta."""
+READABLE_FORMAT_VERSIONS: frozenset[int] = frozenset({1, 2})
+"""The versions this server folds. Each version's records are a subset of the next's, so a reader of the
+newer one folds the older unchanged (a stored fixture of format 1 holds it); a reader of an older one refuses
+a newer journal whole (``VersionMismatchError``), because what the newer version adds changes decisions."""
 PROTOCOL_PREFIX = "runjournal.v1."
 MAX_SEQ = (1 << 63) - 1
 
 
 class Kind(enum.StrEnum):
-    """The ten record kinds; each value is the oneof field name in ``Record.payload``."""
+    """The eleven record kinds; each value is the oneof field name in ``Record.payload``."""
 
     META = "meta"
     ASSISTANT = "assistant"
@@ -28,6 +33,7 @@ class Kind(enum.StrEnum):
     TERMINAL = "terminal"
     RECONFIGURE = "reconfigure"
     NOTE = "note"
+    COMPACTION = "compaction"
 
     @property
     def protocol_id(self) -> str:
@@ -51,3 +57,13 @@ def kind_of(record: pb.JournalRecord) -> Kind:
             "record.payload", f"no payload is set; set exactly one of {', '.join(Kind)}", seq=record.seq
         )
     return _KINDS_BY_NAME[which]
+
+
+MIN_FORMAT_VERSION: dict[Kind, int] = {Kind.COMPACTION: 2}
+"""Kinds a run of an older format must refuse: its readers never knew them, so it may not hold them."""
+
+
+def readable_versions() -> str:
+    """The versions this server folds, in words, for refusals: ``versions 1 and 2``."""
+    *older, newest = sorted(READABLE_FORMAT_VERSIONS)
+    return f"versions {', '.join(map(str, older))} and {newest}" if older else f"only version {newest}"

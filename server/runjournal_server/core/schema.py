@@ -127,6 +127,8 @@ _TIMESTAMP_SECONDS = (-62135596800, 253402300799)  # 0001-01-01 .. 9999-12-31, a
 _RUN_ID_RULE = "1-128 characters of [A-Za-z0-9_-], starting with a letter or digit"
 _ASSISTANT_BLOCKS = frozenset({"text", "thinking", "tool_use", "opaque"})
 _PLAIN_BLOCKS = frozenset({"text", "opaque"})
+_SUMMARY_BLOCKS = _PLAIN_BLOCKS
+"""A compaction summary: text, or the provider's opaque compaction block or item; never calls or results."""
 
 
 def timestamp_problem(timestamp: Timestamp) -> str | None:
@@ -291,6 +293,35 @@ def _note(c: _Checker, m: pb.Note) -> None:
         c.json_text(m.data_json, "note.data_json", want_object=False)
 
 
+def _compaction(c: _Checker, m: pb.Compaction) -> None:
+    c.at_least(m.upto_seq, "compaction.upto_seq", 1)
+    if not m.summary:
+        c.fail("compaction.summary", "needs at least one message: what replaces the messages it covers")
+    for index, message in enumerate(m.summary):
+        where = f"compaction.summary[{index}]"
+        if message.role not in (pb.Role.ROLE_USER, pb.Role.ROLE_ASSISTANT):
+            c.fail(f"{where}.role", "must be ROLE_USER or ROLE_ASSISTANT")
+        _blocks(c, message.content, f"{where}.content", _SUMMARY_BLOCKS, required=True)
+        if all(_empty_block(block) for block in message.content):
+            c.fail(f"{where}.content", "holds only empty blocks; an empty summary would silently drop the conversation")
+    c.length(m.provider, "compaction.provider", 0, 64)
+    c.length(m.model, "compaction.model", 0, 256)
+    c.enum(m.trigger, "compaction.trigger", pb.CompactionTrigger.DESCRIPTOR)
+    c.at_least(m.tokens_before, "compaction.tokens_before", 0)
+    for name in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"):
+        c.at_least(getattr(m.usage, name), f"compaction.usage.{name}", 0)
+
+
+def _empty_block(block: pb.ContentBlock) -> bool:
+    """A block that says nothing: empty or blank text, or an opaque block whose JSON is null or empty."""
+    which = block.WhichOneof("block")
+    if which == "text":
+        return not block.text.text.strip()
+    if which == "opaque":
+        return block.opaque.json.strip() in ("null", '""', "{}", "[]")
+    return False
+
+
 _VALIDATORS: dict[Kind, Callable[[_Checker, Any], None]] = {
     Kind.META: _meta,
     Kind.ASSISTANT: _assistant,
@@ -302,9 +333,10 @@ _VALIDATORS: dict[Kind, Callable[[_Checker, Any], None]] = {
     Kind.TERMINAL: _terminal,
     Kind.RECONFIGURE: _reconfigure,
     Kind.NOTE: _note,
+    Kind.COMPACTION: _compaction,
 }
 _MUST_BE_OPTIONAL = frozenset({Kind.NOTE})
-_NEVER_OPTIONAL = frozenset({Kind.META, Kind.DEFERRAL})
+_NEVER_OPTIONAL = frozenset({Kind.META, Kind.DEFERRAL, Kind.COMPACTION})
 
 
 def validate(record: pb.JournalRecord) -> None:

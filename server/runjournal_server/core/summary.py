@@ -23,9 +23,9 @@ from typing import Protocol
 
 from runjournal.v1.records_pb2 import JournalRecord, Meta, Terminal, TerminalReason
 from runjournal.v1.state_pb2 import RunStatus, RunSummary
-from runjournal_server.core.kinds import FORMAT_VERSION, Kind
+from runjournal_server.core.kinds import READABLE_FORMAT_VERSIONS, Kind, readable_versions
 
-INERT_FOR_STATUS: frozenset[str] = frozenset({Kind.CLAIM, Kind.NOTE, Kind.RECONFIGURE})
+INERT_FOR_STATUS: frozenset[str] = frozenset({Kind.CLAIM, Kind.NOTE, Kind.RECONFIGURE, Kind.COMPACTION})
 """Known protocol ids that never change a run's status. Unknown optional ids are inert too."""
 
 TERMINAL_STATUS: Mapping[TerminalReason, RunStatus] = MappingProxyType(
@@ -98,10 +98,10 @@ def summarize(run_id: str, meta: Meta, last_significant_record: JournalRecord | 
     read, or a terminal reason with no status, gives a corrupt summary: fold
     would refuse the run too.
     """
-    if meta.format_version != FORMAT_VERSION:
+    if meta.format_version not in READABLE_FORMAT_VERSIONS:
         return corrupt_summary(
             run_id,
-            f"journal format version {meta.format_version}; this server reads only version {FORMAT_VERSION}",
+            f"journal format version {meta.format_version}; this server reads {readable_versions()}",
         )
     terminal = None
     if last_significant_record is not None and last_significant_record.WhichOneof("payload") == Kind.TERMINAL:

@@ -46,6 +46,7 @@ class ClaimAsk:
     fingerprint: records_pb2.Fingerprint
     force: bool
     conversation_from: int = 0
+    uncompacted: bool = False
 
 
 class Claiming:
@@ -89,9 +90,11 @@ class Claiming:
             report.reconfigured = True
         new = [records.encode(r, max_record_bytes=self._max_record_bytes) for r in batch]
         extra = sum(len(item.line) for item in new) + report.ByteSize()
-        self._response_limit.check_state(slot.run_id, folder, slot.warm_bytes, asked.conversation_from, extra)
+        self._response_limit.check_state(
+            slot.run_id, folder, slot.warm_bytes, asked.conversation_from, extra, uncompacted=asked.uncompacted
+        )
         folder = await self._writer.write(slot, new, gated=False)  # its reconfigure passed the gate above, with force
-        state = folder.state(conversation_from=asked.conversation_from)
+        state = folder.state(conversation_from=asked.conversation_from, uncompacted=asked.uncompacted)
         return ClaimOutcome(
             claim_token=claim_seq,
             last_seq=journal.last_seq,

@@ -44,6 +44,7 @@ class Folding:
         as_of_seq: int = 0,
         *,
         conversation_from: int = 0,
+        uncompacted: bool = False,
         into: state_pb2.RunState | None = None,
     ) -> state_pb2.RunState:
         """The folded state now, or as of ``as_of_seq``; see ``Folder.state`` for the other options."""
@@ -58,20 +59,29 @@ class Folding:
                     await self._handles.catch_up(slot)
                     journal, folder = self._handles.held(slot)
                     if as_of_seq in (0, journal.last_seq):
-                        self._response_limit.check_state(run_id, folder, slot.warm_bytes, conversation_from)
-                        return folder.state(conversation_from=conversation_from, into=into)
+                        self._response_limit.check_state(
+                            run_id, folder, slot.warm_bytes, conversation_from, uncompacted=uncompacted
+                        )
+                        return folder.state(conversation_from=conversation_from, into=into, uncompacted=uncompacted)
         if as_of_seq:
-            return await self._fold_past(run_id, as_of_seq, conversation_from, into)
+            return await self._fold_past(run_id, as_of_seq, conversation_from, uncompacted, into)
         stored = await self._handles.load(run_id)
         folder = await self._handles.fold_cold(run_id, stored)
-        self._response_limit.check_state(run_id, folder, stored_bytes(stored), conversation_from)
-        return folder.state(conversation_from=conversation_from, into=into)
+        self._response_limit.check_state(
+            run_id, folder, stored_bytes(stored), conversation_from, uncompacted=uncompacted
+        )
+        return folder.state(conversation_from=conversation_from, into=into, uncompacted=uncompacted)
 
     async def _fold_past(
-        self, run_id: str, as_of_seq: int, conversation_from: int, into: state_pb2.RunState | None
+        self,
+        run_id: str,
+        as_of_seq: int,
+        conversation_from: int,
+        uncompacted: bool,
+        into: state_pb2.RunState | None,
     ) -> state_pb2.RunState:
         """The state as of an acknowledged seq: from the LRU of past states, else folded from the prefix alone."""
-        key = (run_id, as_of_seq, conversation_from)
+        key = (run_id, as_of_seq, conversation_from, uncompacted)
         serialized = self._past_states.get(key)
         if serialized is None:
             stored = await self._reads.read_prefix(run_id, as_of_seq)
@@ -79,7 +89,7 @@ class Folding:
                 raise InvalidArgumentError("as_of_seq", f"run {run_id!r} has only {len(stored)} records")
             folder = await self._handles.fold_cold(run_id, stored, whole=False)
             # Serialized anyway for the LRU, so its length is the size to check: no state is built twice.
-            serialized = folder.state(conversation_from=conversation_from).SerializeToString()
+            serialized = folder.state(conversation_from=conversation_from, uncompacted=uncompacted).SerializeToString()
             self._past_states.put(key, serialized)
         self._response_limit.check_size(run_id, len(serialized))
         state = into if into is not None else state_pb2.RunState()

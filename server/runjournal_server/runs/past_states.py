@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-PastKey = tuple[str, int, int]
-"""(run id, as_of_seq, conversation_from)."""
+PastKey = tuple[str, int, int, bool]
+"""(run id, as_of_seq, conversation_from, uncompacted)."""
 
 DEFAULT_MAX_PAST_STATE_BYTES = 32 * 1024 * 1024
 

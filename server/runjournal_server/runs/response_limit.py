@@ -16,20 +16,29 @@ class ResponseLimit:
         self._max_bytes = max_bytes
 
     def check_state(
-        self, run_id: str, folder: Folder, folded_bytes: int, conversation_from: int, extra_bytes: int = 0
+        self,
+        run_id: str,
+        folder: Folder,
+        folded_bytes: int,
+        conversation_from: int,
+        extra_bytes: int = 0,
+        *,
+        uncompacted: bool = False,
     ) -> None:
         """Refuse with RESPONSE_TOO_LARGE when the state (from ``conversation_from``) would not fit.
 
         Cheap for most runs: a state never holds more than twice the stored
         bytes folded into it (its messages are the records' payloads, in the
         wire format, which is never longer than their JSON; the pending batch
-        repeats the last turn's calls), so only a run near the limit pays for
+        repeats the last turn's calls; a compaction's summary is one of those
+        payloads), so only a run near the limit pays for
         building the state once to measure it.
         """
         limit = self._max_bytes
         if limit is None or 2 * folded_bytes + extra_bytes + RESPONSE_SLACK_BYTES <= limit:
             return
-        self.check_size(run_id, folder.state(conversation_from=conversation_from).ByteSize() + extra_bytes)
+        state = folder.state(conversation_from=conversation_from, uncompacted=uncompacted)
+        self.check_size(run_id, state.ByteSize() + extra_bytes)
 
     def check_size(self, run_id: str, size: int) -> None:
         """Refuse an answer of ``size`` bytes (plus the slack) that exceeds the limit."""

@@ -81,9 +81,10 @@ class Runs:
         fingerprint: records_pb2.Fingerprint,
         force: bool,
         conversation_from: int = 0,
+        uncompacted: bool = False,
     ) -> ClaimOutcome:
         """Gate, then write the claim (and a reconfigure), then read last_seq (``runs/claiming.py``)."""
-        asked = ClaimAsk(worker_id, host, pid, reason, fingerprint, force, conversation_from)
+        asked = ClaimAsk(worker_id, host, pid, reason, fingerprint, force, conversation_from, uncompacted)
         return await self._claiming.claim(run_id, asked)
 
     async def fold(
@@ -92,10 +93,13 @@ class Runs:
         as_of_seq: int = 0,
         *,
         conversation_from: int = 0,
+        uncompacted: bool = False,
         into: state_pb2.RunState | None = None,
     ) -> state_pb2.RunState:
         """The folded state now, or as of ``as_of_seq`` (``runs/folding.py``)."""
-        return await self._folding.fold(run_id, as_of_seq, conversation_from=conversation_from, into=into)
+        return await self._folding.fold(
+            run_id, as_of_seq, conversation_from=conversation_from, uncompacted=uncompacted, into=into
+        )
 
     async def answer(
         self,

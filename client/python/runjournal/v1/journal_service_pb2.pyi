@@ -52,7 +52,7 @@ class AppendBatchResponse(_message.Message):
     def __init__(self, first_seq: _Optional[int] = ..., duplicates: _Optional[int] = ..., last_seq: _Optional[int] = ...) -> None: ...
 
 class ClaimRequest(_message.Message):
-    __slots__ = ("run_id", "worker_id", "host", "pid", "reason", "fingerprint", "force", "conversation_from")
+    __slots__ = ("run_id", "worker_id", "host", "pid", "reason", "fingerprint", "force", "conversation_from", "uncompacted")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
     HOST_FIELD_NUMBER: _ClassVar[int]
@@ -61,6 +61,7 @@ class ClaimRequest(_message.Message):
     FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
     FORCE_FIELD_NUMBER: _ClassVar[int]
     CONVERSATION_FROM_FIELD_NUMBER: _ClassVar[int]
+    UNCOMPACTED_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     worker_id: str
     host: str
@@ -69,7 +70,8 @@ class ClaimRequest(_message.Message):
     fingerprint: _records_pb2.Fingerprint
     force: bool
     conversation_from: int
-    def __init__(self, run_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., host: _Optional[str] = ..., pid: _Optional[int] = ..., reason: _Optional[str] = ..., fingerprint: _Optional[_Union[_records_pb2.Fingerprint, _Mapping]] = ..., force: _Optional[bool] = ..., conversation_from: _Optional[int] = ...) -> None: ...
+    uncompacted: bool
+    def __init__(self, run_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., host: _Optional[str] = ..., pid: _Optional[int] = ..., reason: _Optional[str] = ..., fingerprint: _Optional[_Union[_records_pb2.Fingerprint, _Mapping]] = ..., force: _Optional[bool] = ..., conversation_from: _Optional[int] = ..., uncompacted: _Optional[bool] = ...) -> None: ...
 
 class ClaimResponse(_message.Message):
     __slots__ = ("claim_token", "last_seq", "state", "gate", "resume_reminder")
@@ -86,14 +88,16 @@ class ClaimResponse(_message.Message):
     def __init__(self, claim_token: _Optional[int] = ..., last_seq: _Optional[int] = ..., state: _Optional[_Union[_state_pb2.RunState, _Mapping]] = ..., gate: _Optional[_Union[_state_pb2.GateReport, _Mapping]] = ..., resume_reminder: _Optional[str] = ...) -> None: ...
 
 class FoldRequest(_message.Message):
-    __slots__ = ("run_id", "as_of_seq", "conversation_from")
+    __slots__ = ("run_id", "as_of_seq", "conversation_from", "uncompacted")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     AS_OF_SEQ_FIELD_NUMBER: _ClassVar[int]
     CONVERSATION_FROM_FIELD_NUMBER: _ClassVar[int]
+    UNCOMPACTED_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     as_of_seq: int
     conversation_from: int
-    def __init__(self, run_id: _Optional[str] = ..., as_of_seq: _Optional[int] = ..., conversation_from: _Optional[int] = ...) -> None: ...
+    uncompacted: bool
+    def __init__(self, run_id: _Optional[str] = ..., as_of_seq: _Optional[int] = ..., conversation_from: _Optional[int] = ..., uncompacted: _Optional[bool] = ...) -> None: ...
 
 class FoldResponse(_message.Message):
     __slots__ = ("state",)

@@ -41,6 +41,13 @@ class TerminalReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     TERMINAL_REASON_BUDGET: _ClassVar[TerminalReason]
     TERMINAL_REASON_MAX_ITERATIONS: _ClassVar[TerminalReason]
     TERMINAL_REASON_CANCELLED: _ClassVar[TerminalReason]
+
+class CompactionTrigger(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    COMPACTION_TRIGGER_UNSPECIFIED: _ClassVar[CompactionTrigger]
+    COMPACTION_TRIGGER_MANUAL: _ClassVar[CompactionTrigger]
+    COMPACTION_TRIGGER_AUTO: _ClassVar[CompactionTrigger]
+    COMPACTION_TRIGGER_PROVIDER: _ClassVar[CompactionTrigger]
 ROLE_UNSPECIFIED: Role
 ROLE_USER: Role
 ROLE_ASSISTANT: Role
@@ -61,9 +68,13 @@ TERMINAL_REASON_ERROR: TerminalReason
 TERMINAL_REASON_BUDGET: TerminalReason
 TERMINAL_REASON_MAX_ITERATIONS: TerminalReason
 TERMINAL_REASON_CANCELLED: TerminalReason
+COMPACTION_TRIGGER_UNSPECIFIED: CompactionTrigger
+COMPACTION_TRIGGER_MANUAL: CompactionTrigger
+COMPACTION_TRIGGER_AUTO: CompactionTrigger
+COMPACTION_TRIGGER_PROVIDER: CompactionTrigger
 
 class JournalRecord(_message.Message):
-    __slots__ = ("seq", "optional", "meta", "assistant", "user", "tool_result", "deferral", "approval", "claim", "terminal", "reconfigure", "note")
+    __slots__ = ("seq", "optional", "meta", "assistant", "user", "tool_result", "deferral", "approval", "claim", "terminal", "reconfigure", "note", "compaction")
     SEQ_FIELD_NUMBER: _ClassVar[int]
     OPTIONAL_FIELD_NUMBER: _ClassVar[int]
     META_FIELD_NUMBER: _ClassVar[int]
@@ -76,6 +87,7 @@ class JournalRecord(_message.Message):
     TERMINAL_FIELD_NUMBER: _ClassVar[int]
     RECONFIGURE_FIELD_NUMBER: _ClassVar[int]
     NOTE_FIELD_NUMBER: _ClassVar[int]
+    COMPACTION_FIELD_NUMBER: _ClassVar[int]
     seq: int
     optional: bool
     meta: Meta
@@ -88,7 +100,8 @@ class JournalRecord(_message.Message):
     terminal: Terminal
     reconfigure: Reconfigure
     note: Note
-    def __init__(self, seq: _Optional[int] = ..., optional: _Optional[bool] = ..., meta: _Optional[_Union[Meta, _Mapping]] = ..., assistant: _Optional[_Union[AssistantTurn, _Mapping]] = ..., user: _Optional[_Union[UserFollowUp, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., deferral: _Optional[_Union[Deferral, _Mapping]] = ..., approval: _Optional[_Union[Approval, _Mapping]] = ..., claim: _Optional[_Union[ClaimNotice, _Mapping]] = ..., terminal: _Optional[_Union[Terminal, _Mapping]] = ..., reconfigure: _Optional[_Union[Reconfigure, _Mapping]] = ..., note: _Optional[_Union[Note, _Mapping]] = ...) -> None: ...
+    compaction: Compaction
+    def __init__(self, seq: _Optional[int] = ..., optional: _Optional[bool] = ..., meta: _Optional[_Union[Meta, _Mapping]] = ..., assistant: _Optional[_Union[AssistantTurn, _Mapping]] = ..., user: _Optional[_Union[UserFollowUp, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., deferral: _Optional[_Union[Deferral, _Mapping]] = ..., approval: _Optional[_Union[Approval, _Mapping]] = ..., claim: _Optional[_Union[ClaimNotice, _Mapping]] = ..., terminal: _Optional[_Union[Terminal, _Mapping]] = ..., reconfigure: _Optional[_Union[Reconfigure, _Mapping]] = ..., note: _Optional[_Union[Note, _Mapping]] = ..., compaction: _Optional[_Union[Compaction, _Mapping]] = ...) -> None: ...
 
 class ConversationMessage(_message.Message):
     __slots__ = ("role", "content")
@@ -320,3 +333,21 @@ class Note(_message.Message):
     text: str
     data_json: str
     def __init__(self, text: _Optional[str] = ..., data_json: _Optional[str] = ...) -> None: ...
+
+class Compaction(_message.Message):
+    __slots__ = ("upto_seq", "summary", "provider", "model", "trigger", "tokens_before", "usage")
+    UPTO_SEQ_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    PROVIDER_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    TRIGGER_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    upto_seq: int
+    summary: _containers.RepeatedCompositeFieldContainer[ConversationMessage]
+    provider: str
+    model: str
+    trigger: CompactionTrigger
+    tokens_before: int
+    usage: Usage
+    def __init__(self, upto_seq: _Optional[int] = ..., summary: _Optional[_Iterable[_Union[ConversationMessage, _Mapping]]] = ..., provider: _Optional[str] = ..., model: _Optional[str] = ..., trigger: _Optional[_Union[CompactionTrigger, str]] = ..., tokens_before: _Optional[int] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ...) -> None: ...

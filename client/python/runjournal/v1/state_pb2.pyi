@@ -121,7 +121,7 @@ class PendingBatch(_message.Message):
     def __init__(self, assistant_seq: _Optional[int] = ..., iteration: _Optional[int] = ..., assistant: _Optional[_Union[_records_pb2.ConversationMessage, _Mapping]] = ..., calls: _Optional[_Iterable[_Union[PendingCall, _Mapping]]] = ...) -> None: ...
 
 class RunState(_message.Message):
-    __slots__ = ("run_id", "meta", "conversation", "counters", "next_iteration", "last_stop_reason", "pending", "terminal", "status", "effective_fingerprint", "last_seq", "claim_token", "claimed_by", "conversation_offset", "conversation_size")
+    __slots__ = ("run_id", "meta", "conversation", "counters", "next_iteration", "last_stop_reason", "pending", "terminal", "status", "effective_fingerprint", "last_seq", "claim_token", "claimed_by", "conversation_offset", "conversation_size", "compaction_seq", "compacted_upto_seq", "uncompacted")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     META_FIELD_NUMBER: _ClassVar[int]
     CONVERSATION_FIELD_NUMBER: _ClassVar[int]
@@ -137,6 +137,9 @@ class RunState(_message.Message):
     CLAIMED_BY_FIELD_NUMBER: _ClassVar[int]
     CONVERSATION_OFFSET_FIELD_NUMBER: _ClassVar[int]
     CONVERSATION_SIZE_FIELD_NUMBER: _ClassVar[int]
+    COMPACTION_SEQ_FIELD_NUMBER: _ClassVar[int]
+    COMPACTED_UPTO_SEQ_FIELD_NUMBER: _ClassVar[int]
+    UNCOMPACTED_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     meta: _records_pb2.Meta
     conversation: _containers.RepeatedCompositeFieldContainer[_records_pb2.ConversationMessage]
@@ -152,7 +155,10 @@ class RunState(_message.Message):
     claimed_by: str
     conversation_offset: int
     conversation_size: int
-    def __init__(self, run_id: _Optional[str] = ..., meta: _Optional[_Union[_records_pb2.Meta, _Mapping]] = ..., conversation: _Optional[_Iterable[_Union[_records_pb2.ConversationMessage, _Mapping]]] = ..., counters: _Optional[_Union[Counters, _Mapping]] = ..., next_iteration: _Optional[int] = ..., last_stop_reason: _Optional[_Union[_records_pb2.StopReason, str]] = ..., pending: _Optional[_Union[PendingBatch, _Mapping]] = ..., terminal: _Optional[_Union[_records_pb2.Terminal, _Mapping]] = ..., status: _Optional[_Union[RunStatus, str]] = ..., effective_fingerprint: _Optional[_Union[_records_pb2.Fingerprint, _Mapping]] = ..., last_seq: _Optional[int] = ..., claim_token: _Optional[int] = ..., claimed_by: _Optional[str] = ..., conversation_offset: _Optional[int] = ..., conversation_size: _Optional[int] = ...) -> None: ...
+    compaction_seq: int
+    compacted_upto_seq: int
+    uncompacted: bool
+    def __init__(self, run_id: _Optional[str] = ..., meta: _Optional[_Union[_records_pb2.Meta, _Mapping]] = ..., conversation: _Optional[_Iterable[_Union[_records_pb2.ConversationMessage, _Mapping]]] = ..., counters: _Optional[_Union[Counters, _Mapping]] = ..., next_iteration: _Optional[int] = ..., last_stop_reason: _Optional[_Union[_records_pb2.StopReason, str]] = ..., pending: _Optional[_Union[PendingBatch, _Mapping]] = ..., terminal: _Optional[_Union[_records_pb2.Terminal, _Mapping]] = ..., status: _Optional[_Union[RunStatus, str]] = ..., effective_fingerprint: _Optional[_Union[_records_pb2.Fingerprint, _Mapping]] = ..., last_seq: _Optional[int] = ..., claim_token: _Optional[int] = ..., claimed_by: _Optional[str] = ..., conversation_offset: _Optional[int] = ..., conversation_size: _Optional[int] = ..., compaction_seq: _Optional[int] = ..., compacted_upto_seq: _Optional[int] = ..., uncompacted: _Optional[bool] = ...) -> None: ...
 
 class FieldDifference(_message.Message):
     __slots__ = ("field", "field_class", "stored", "requested", "blocks")
