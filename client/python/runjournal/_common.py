@@ -86,6 +86,7 @@ def claim_request(
     host: str | None,
     pid: int | None,
     reason: str,
+    uncompacted: bool = False,
 ) -> journal_service_pb2.ClaimRequest:
     """A claim request; ``host`` and ``pid`` default to this process's, read at call time."""
     return journal_service_pb2.ClaimRequest(
@@ -96,11 +97,16 @@ def claim_request(
         reason=reason,
         fingerprint=fingerprint,
         force=force,
+        uncompacted=uncompacted,
     )
 
 
-def fold_request(run_id: str, as_of_seq: int, conversation_from: int = 0) -> journal_service_pb2.FoldRequest:
-    return journal_service_pb2.FoldRequest(run_id=run_id, as_of_seq=as_of_seq, conversation_from=conversation_from)
+def fold_request(
+    run_id: str, as_of_seq: int, conversation_from: int = 0, uncompacted: bool = False
+) -> journal_service_pb2.FoldRequest:
+    return journal_service_pb2.FoldRequest(
+        run_id=run_id, as_of_seq=as_of_seq, conversation_from=conversation_from, uncompacted=uncompacted
+    )
 
 
 def answer_request(

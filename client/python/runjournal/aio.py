@@ -84,23 +84,37 @@ class AsyncJournalClient(_AsyncClient):
         pid: int | None = None,
         reason: str = "",
         *,
+        uncompacted: bool = False,
         timeout: float | None = None,
     ) -> journal_service_pb2.ClaimResponse:
-        """Claims the run for ``worker_id``; ``host``/``pid`` default to this process's."""
-        request = _common.claim_request(run_id, worker_id, fingerprint, force=force, host=host, pid=pid, reason=reason)
+        """Claims the run for ``worker_id``; ``host``/``pid`` default to this process's.
+
+        ``uncompacted`` returns the whole conversation, as if no compaction had happened.
+        """
+        request = _common.claim_request(
+            run_id, worker_id, fingerprint, force=force, host=host, pid=pid, reason=reason, uncompacted=uncompacted
+        )
         return await self._call(self._stub.Claim, request, timeout)
 
     async def fold(
-        self, run_id: str, as_of_seq: int = 0, *, conversation_from: int = 0, timeout: float | None = None
+        self,
+        run_id: str,
+        as_of_seq: int = 0,
+        *,
+        conversation_from: int = 0,
+        uncompacted: bool = False,
+        timeout: float | None = None,
     ) -> state_pb2.RunState:
         """The folded state of the run (as of ``as_of_seq``; 0 folds every record).
 
         ``conversation_from`` returns only the conversation from that message
         index on (see ``RunState.conversation_offset``); every message but the
         last is final once seen, so a caller that keeps the conversation asks
-        from its last index.
+        from its last index (and from 0 again when ``compaction_seq`` changed).
+        ``uncompacted`` returns the whole conversation, as if no compaction had
+        happened; by default a compaction's summary replaces what it covers.
         """
-        request = _common.fold_request(run_id, as_of_seq, conversation_from)
+        request = _common.fold_request(run_id, as_of_seq, conversation_from, uncompacted)
         response = await self._call(self._stub.Fold, request, timeout)
         return response.state
 

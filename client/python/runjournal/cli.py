@@ -104,6 +104,9 @@ def _parser() -> argparse.ArgumentParser:
     show = runs_commands.add_parser("show", help="show a run's folded conversation")
     _add_address(show)
     show.add_argument("run_id")
+    show.add_argument(
+        "--uncompacted", action="store_true", help="every message since the prompt, as if no compaction had happened"
+    )
     show.set_defaults(handler=_runs_show)
     lifecycle_cli.add_runs_commands(runs_commands)
 
@@ -172,7 +175,7 @@ def _runs_list(args: argparse.Namespace) -> int:
 
 def _runs_show(args: argparse.Namespace) -> int:
     with _client(args) as client:
-        print(render_state(client.fold(args.run_id)))
+        print(render_state(client.fold(args.run_id, uncompacted=args.uncompacted)))
     return 0
 
 

@@ -134,6 +134,8 @@ def plan_run(
             fingerprint = record.reconfigure.fingerprint
         elif kind == "user" and content:
             said.append(_message("user", record.user.content))
+        elif kind == "compaction":
+            spans.append(_compaction_span(run, record.seq, record.compaction))
         elif kind == "assistant":
             spans.append(_chat_span(run, record.seq, record.assistant, fingerprint))
             for block in record.assistant.content:
@@ -203,6 +205,25 @@ def _chat_span(
     name = f"chat {fingerprint.model}" if fingerprint.model else "chat"
     return PlannedSpan(
         name, span_id_of(run.run_id, seq), span_id_of(run.run_id, 1), "client",
+        run.slot(seq), run.slot(seq + 1), attributes,
+    )  # fmt: skip
+
+
+def _compaction_span(run: _Run, seq: int, compaction: records_pb2.Compaction) -> PlannedSpan:
+    """A compaction: what it covers and what produced it. Not a chat span: a summary may be written by hand."""
+    attributes = _common(run, seq, "compaction")
+    trigger = records_pb2.CompactionTrigger.Name(compaction.trigger).removeprefix("COMPACTION_TRIGGER_").lower()
+    attributes |= {"runjournal.compaction.upto_seq": compaction.upto_seq, "runjournal.compaction.trigger": trigger}
+    if compaction.provider:
+        attributes["gen_ai.provider.name"] = compaction.provider
+    if compaction.model:
+        attributes["gen_ai.request.model"] = compaction.model
+    if compaction.tokens_before:
+        attributes["runjournal.compaction.tokens_before"] = compaction.tokens_before
+    usage = compaction.usage
+    attributes |= _usage(usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens)
+    return PlannedSpan(
+        "compaction", span_id_of(run.run_id, seq), span_id_of(run.run_id, 1), "internal",
         run.slot(seq), run.slot(seq + 1), attributes,
     )  # fmt: skip
 

@@ -51,6 +51,12 @@ def render_state(state: state_pb2.RunState) -> str:
         + (f"  claimed by {safe_text(state.claimed_by)} (token {state.claim_token})" if state.claimed_by else ""),
         "",
     ]
+    if state.compaction_seq:
+        shown = "the whole conversation is shown (--uncompacted)" if state.uncompacted else "the summary comes first"
+        lines += [
+            f"compacted: seqs 1..{state.compacted_upto_seq} by the compaction at seq {state.compaction_seq}; {shown}",
+            "",
+        ]
     for index, message in enumerate(state.conversation):
         role = records_pb2.Role.Name(message.role).removeprefix("ROLE_").lower()
         lines.append(f"[{index}] {role}")

@@ -171,6 +171,8 @@ class RunView:
     pending_seq: int
     pending_said: list[Block]
     """What the model said in the pending turn besides its calls."""
+    compacted: str = ""
+    """Where a compaction is in force: what it covers (its summary is message 0); empty otherwise."""
 
 
 def block(content: records_pb2.ContentBlock) -> Block:
@@ -242,4 +244,9 @@ def run_view(state: state_pb2.RunState) -> RunView:
         calls=calls,
         pending_seq=state.pending.assistant_seq if state.HasField("pending") else 0,
         pending_said=[b for b in blocks(state.pending.assistant.content) if b.kind != "tool_use"],
+        compacted=(
+            f"seqs 1..{state.compacted_upto_seq} are summarized by the compaction at seq {state.compaction_seq}"
+            if state.compaction_seq
+            else ""
+        ),
     )
