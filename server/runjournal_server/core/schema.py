@@ -127,6 +127,7 @@ _TIMESTAMP_SECONDS = (-62135596800, 253402300799)  # 0001-01-01 .. 9999-12-31, a
 _RUN_ID_RULE = "1-128 characters of [A-Za-z0-9_-], starting with a letter or digit"
 _ASSISTANT_BLOCKS = frozenset({"text", "thinking", "tool_use", "opaque"})
 _PLAIN_BLOCKS = frozenset({"text", "opaque"})
+_OPENAI_REASONING = ("openai", "reasoning")
 _SUMMARY_BLOCKS = _PLAIN_BLOCKS
 """A compaction summary: text, or the provider's opaque compaction block or item; never calls or results."""
 
@@ -232,6 +233,14 @@ def _fork_origin(c: _Checker, origin: pb.ForkOrigin) -> None:
 def _assistant(c: _Checker, m: pb.AssistantTurn) -> None:
     c.at_least(m.iteration, "assistant.iteration", 1)
     _blocks(c, m.content, "assistant.content", _ASSISTANT_BLOCKS, required=True)
+    last = m.content[-1] if m.content else None
+    if last is not None and last.HasField("opaque") and (last.opaque.provider, last.opaque.type) == _OPENAI_REASONING:
+        # The Responses API refuses a reasoning item sent back without the item it produced; a turn that ends
+        # with one was cut short, and its next request would fail with a 400 at the worst moment: refused now.
+        c.fail(
+            f"assistant.content[{len(m.content) - 1}]",
+            "an OpenAI reasoning item must be followed by the item it produced (a function call or a message)",
+        )
     c.enum(m.stop_reason, "assistant.stop_reason", pb.StopReason.DESCRIPTOR)
     for name in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"):
         c.at_least(getattr(m.usage, name), f"assistant.usage.{name}", 0)
