@@ -214,10 +214,7 @@ def _compaction_span(run: _Run, seq: int, compaction: records_pb2.Compaction) ->
     attributes = _common(run, seq, "compaction")
     trigger = records_pb2.CompactionTrigger.Name(compaction.trigger).removeprefix("COMPACTION_TRIGGER_").lower()
     attributes |= {"runjournal.compaction.upto_seq": compaction.upto_seq, "runjournal.compaction.trigger": trigger}
-    if compaction.provider:
-        attributes["gen_ai.provider.name"] = compaction.provider
-    if compaction.model:
-        attributes["gen_ai.request.model"] = compaction.model
+    attributes |= _model(records_pb2.Fingerprint(provider=compaction.provider, model=compaction.model))
     if compaction.tokens_before:
         attributes["runjournal.compaction.tokens_before"] = compaction.tokens_before
     usage = compaction.usage
