@@ -239,7 +239,7 @@ def test_records_written_through_another_replica_reach_a_watcher(nats_server, se
             via_a.Append(pb.AppendRequest(run_id=run_id, claim_token=1, record=b.note(2)))
             append_notes(via_a, run_id, 3, 2)
             assert take(call, 3) == [("record", 2), ("record", 3), ("record", 4)]
-            append_notes(via_b, run_id, 5, 1)  # and its own writes, told twice (locally and by the feed), once
+            append_notes(via_b, run_id, 5, 1)  # and its own writes, told once (by runs/; its feed skips them)
             append_notes(via_a, run_id, 6, 1)
             assert take(call, 2) == [("record", 5), ("record", 6)]
         finally:
