@@ -8,7 +8,7 @@ and a paused watch while 10,000 records arrive growing the server's RSS by under
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncGenerator, Callable, Iterator
 from pathlib import Path
 
 import grpc
@@ -20,6 +20,14 @@ from hypothesis import strategies as st
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc as pb_grpc
 from runjournal_server.api.auth import token_sha256
+from runjournal_server.api.watch import watch_run
+from runjournal_server.api.watch_runs import watch_runs
+from runjournal_server.backends.file import FileBackend
+from runjournal_server.core import records
+from runjournal_server.core.errors import RunDeletedError, RunNotFoundError
+from runjournal_server.listing.filter import RunFilter
+from runjournal_server.listing.pages import RunListing
+from runjournal_server.runs.runs import Runs
 from tests.api.conftest import BACKENDS
 from tests.api.rpc import error_info, new_run_id, reason
 from tests.api.test_metrics import METRICS_PREFIX, scrape, value
@@ -239,7 +247,7 @@ def test_records_written_through_another_replica_reach_a_watcher(nats_server, se
             via_a.Append(pb.AppendRequest(run_id=run_id, claim_token=1, record=b.note(2)))
             append_notes(via_a, run_id, 3, 2)
             assert take(call, 3) == [("record", 2), ("record", 3), ("record", 4)]
-            append_notes(via_b, run_id, 5, 1)  # and its own writes, told twice (locally and by the feed), once
+            append_notes(via_b, run_id, 5, 1)  # and its own writes, told once (by runs/; its feed skips them)
             append_notes(via_a, run_id, 6, 1)
             assert take(call, 2) == [("record", 5), ("record", 6)]
         finally:
@@ -539,3 +547,53 @@ def test_a_run_deleted_through_another_replica_ends_its_watch(nats_server, serve
         assert take(call, 3) == [("record", 1), ("record", 2), ("caught_up", 2)]
         via_a.DeleteRun(pb.DeleteRunRequest(run_id=run_id, expected_last_seq=last))
         assert reason(refusal(lambda: next(call))) == "RUN_DELETED"
+
+
+# ------------------------------------------------------------------ who says a run was deleted (the backend)
+
+
+async def test_whether_a_watched_run_was_deleted_is_the_backends_word(tmp_path: Path) -> None:
+    """Watch and WatchRuns read "deleted" from the backend's RUN_DELETED, never from a run being gone: a run
+    whose journal was removed by hand (no tombstone) is RUN_NOT_FOUND and leaves with ``deleted`` false; one
+    deleted behind the server's back (a tombstone, news of a record only) is RUN_DELETED and ``deleted`` true.
+    The news here is told by hand, as another replica's feed would tell it."""
+    backend = FileBackend(tmp_path / "data")
+    await backend.start()
+    labels = {"who-says": "backend"}
+    for run_id in ("by-hand", "tombstoned"):
+        journal = await backend.create_journal(run_id, records.encode(b.meta(run_id=run_id, labels=labels)))
+        await journal.close()
+    runs = Runs(backend, max_record_bytes=records.DEFAULT_MAX_RECORD_BYTES, max_open_journals=16)
+    listing = RunListing.of(runs)
+    await listing.start()
+    watches = {run_id: watch_run(runs, run_id, 0) for run_id in ("by-hand", "tombstoned")}
+    changes = watch_runs(runs.events, listing, RunFilter(labels=labels))
+    try:
+        for watch in watches.values():
+            sent = [event(pb.WatchResponse.FromString(await anext(watch))) for _ in range(2)]
+            assert sent == [("record", 1), ("caught_up", 1)]
+        listed = [await _next_change(changes) for _ in range(3)]
+        assert [item.WhichOneof("event") for item in listed] == ["run", "run", "caught_up"]
+
+        (tmp_path / "data" / "by-hand.jsonl").unlink()
+        assert (await backend.delete_run("tombstoned", 1)).deleted
+        for run_id in watches:
+            runs.events.stored(run_id, 2)
+
+        with pytest.raises(RunNotFoundError):
+            await anext(watches["by-hand"])
+        with pytest.raises(RunDeletedError) as deleted:
+            await anext(watches["tombstoned"])
+        assert deleted.value.typed_metadata["last_seq"] == 1
+        left = {item.left.run_id: item.left.deleted for item in [await _next_change(changes) for _ in range(2)]}
+        assert left == {"by-hand": False, "tombstoned": True}
+    finally:
+        for watch in (*watches.values(), changes):
+            await watch.aclose()
+        await listing.close()
+        await runs.close()
+        await backend.close()
+
+
+async def _next_change(changes: AsyncGenerator[bytes, None]) -> pb.WatchRunsResponse:
+    return pb.WatchRunsResponse.FromString(await anext(changes))

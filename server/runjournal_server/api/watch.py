@@ -76,7 +76,11 @@ async def watch_run(runs: Runs, run_id: str, after_seq: int) -> AsyncGenerator[b
     beyond the run's last seq is INVALID_ARGUMENT (a client cannot have seen
     a record that is not there, and answering ``caught_up`` with it would be
     a head the run never had), a run with no record RUN_NOT_FOUND; then it
-    sends ``caught_up``. A run that goes away after that was deleted.
+    sends ``caught_up``. Whether the run was deleted is the backend's to say
+    (``backends/deletion.py``), never worked out here: a read of a deleted
+    run raises its RUN_DELETED, and so does the news of a deletion
+    (``RunChannel.deleted``, told once the tombstone is stored); a run gone
+    without a tombstone (removed by hand) is RUN_NOT_FOUND, as the read says.
     """
     validate_run_id(run_id)
     if after_seq < 0:
@@ -86,17 +90,12 @@ async def watch_run(runs: Runs, run_id: str, after_seq: int) -> AsyncGenerator[b
         caught_up = False
         while True:
             moved_to = sent
-            try:
-                reader = await runs.read_after(run_id, sent, recent_bytes=RECENT_BYTES)
-                head = reader.head
-                async with contextlib.aclosing(reader):
-                    while (item := await _next_item(run_id, reader, moved_to)) is not None:
-                        moved_to += 1
-                        yield item
-            except RunNotFoundError as err:
-                if caught_up:  # it was there when the watch began: only a deletion takes it away
-                    raise RunDeletedError(run_id, moved_to) from err
-                raise
+            reader = await runs.read_after(run_id, sent, recent_bytes=RECENT_BYTES)
+            head = reader.head
+            async with contextlib.aclosing(reader):
+                while (item := await _next_item(run_id, reader, moved_to)) is not None:
+                    moved_to += 1
+                    yield item
             if not caught_up:
                 _check_request(run_id, after_seq, head, moved_to)
                 yield pb.WatchResponse(caught_up=pb.CaughtUp(head_seq=moved_to)).SerializeToString()
@@ -128,7 +127,7 @@ async def _next_item(run_id: str, reader: RecordReader, sent: int) -> bytes | No
 
 async def _news_past(channel: RunChannel, sent: int) -> None:
     await channel.wait_past(sent)
-    if channel.deleted:
+    if channel.deleted:  # told by the backend's feed or ``runs/deleting.py``, each after the tombstone is stored
         raise RunDeletedError(channel.run_id, sent)
     if channel.closed:
         raise EventsClosedError

@@ -29,8 +29,8 @@ async def watch_runs(events: RunEvents, listing: RunListing, where: RunFilter) -
 
     Remembers, per run it has sent, a digest of the last summary sent: a run
     that leaves is sent as ``left`` once, and news that changed nothing a
-    summary shows (this replica hears of its own writes twice on JetStream:
-    from ``runs/runs.py`` and from the feed) sends nothing.
+    summary shows (news of a change that the read after earlier news
+    already showed) sends nothing.
     """
     where.check()
     with events.watch_all() as changed:  # subscribed before the listing is read: no change is missed
@@ -54,20 +54,30 @@ async def watch_runs(events: RunEvents, listing: RunListing, where: RunFilter) -
 
 
 async def _change_item(listing: RunListing, where: RunFilter, run_id: str, sent: dict[str, bytes]) -> bytes | None:
-    """What a change of ``run_id`` sends: its summary now when it matches, ``left`` when a sent run stopped."""
+    """What a change of ``run_id`` sends: its summary now when it matches, ``left`` when a sent run stopped.
+
+    ``left.deleted`` is the backend's word (``backends/deletion.py``): true
+    when reading the run raised RUN_DELETED (it has a tombstone), false when
+    it no longer matches, or is gone without a tombstone (RUN_NOT_FOUND).
+    """
     if not where.admits_run_id(run_id):
         return None  # outside the token's prefixes: not even read
     try:
         summary = await listing.summary(run_id)
-    except (RunNotFoundError, RunDeletedError):
-        if sent.pop(run_id, None) is None:
-            return None
-        return pb.WatchRunsResponse(left=pb.RunLeft(run_id=run_id, deleted=True)).SerializeToString()
+    except RunDeletedError:
+        return _left_item(run_id, sent, deleted=True)
+    except RunNotFoundError:
+        return _left_item(run_id, sent, deleted=False)
     if where.admits(summary):
         return _summary_item(summary, sent)
+    return _left_item(run_id, sent, deleted=False)
+
+
+def _left_item(run_id: str, sent: dict[str, bytes], *, deleted: bool) -> bytes | None:
+    """The ``left`` item of a run that was sent; None for one that never was."""
     if sent.pop(run_id, None) is None:
         return None
-    return pb.WatchRunsResponse(left=pb.RunLeft(run_id=run_id, deleted=False)).SerializeToString()
+    return pb.WatchRunsResponse(left=pb.RunLeft(run_id=run_id, deleted=deleted)).SerializeToString()
 
 
 def _summary_item(summary: state_pb2.RunSummary, sent: dict[str, bytes]) -> bytes | None:

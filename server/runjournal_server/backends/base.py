@@ -114,10 +114,11 @@ class Backend(Deletions):
 
     async def follow(self, stored: Callable[[str, int], None], deleted: Callable[[str], None]) -> None:
         """From now on, tell ``stored(run_id, seq)`` of records other writers store, and ``deleted(run_id)``
-        of every run deleted (for Watch, WatchRuns and the listing index).
+        of runs they delete (for Watch, WatchRuns and the listing index).
 
-        Not of this server's own acknowledged writes: ``runs/`` tells those
-        itself, right after the ack, and each listener hears of a write once.
+        Not of this server's own acknowledged writes, nor of a deletion it
+        answered ``deleted``: ``runs/`` tells those itself, right after the
+        ack or the answer, and each listener hears of a change once.
         Called once, after ``start``. Where the writer lock is exclusive
         (files) every change is made by this server: nothing to follow. A
         store shared by replicas (``shared_writers``) overrides this to follow

@@ -56,6 +56,12 @@ class Deletions(abc.ABC):
         answers the tombstone, not deleted, once the erasure is complete) and
         by ``start``. Raises ``RunNotFoundError``, ``LastSeqMismatchError``
         (nothing removed), ``RunLockedError``.
+
+        A deletion answered ``deleted`` is told to the server's listeners by
+        the caller (``runs/deleting.py``), as it returns; a store that
+        follows other writers (``follow``) leaves it out of its news from
+        then on (JetStream: ``own_writes.py``), so its ``_erase_deleted``
+        without ``wait`` answers without awaiting anything.
         """
         found = await self.tombstone(run_id)
         if found is not None:

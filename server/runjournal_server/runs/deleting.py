@@ -11,6 +11,13 @@ forgets the corruption ledger's and past states' memory of the run, the
 listing its index entry and meta cache, and the run's watchers end with
 RUN_DELETED. A retry answers the tombstone's last seq with
 ``deleted`` false, once the erasure is complete.
+
+Once, because the backend's news (``Backend.follow``) leaves out a deletion
+it answered ``deleted`` here: on JetStream the feed skips this replica's own
+tombstone from the moment the deletion returns (``own_writes.py``), so it is
+told right there, in the same step of the event loop, before the run's lock
+is let go (whose release may await). A deletion that failed after its
+tombstone landed is not told here: the feed tells it, on every replica.
 """
 
 from __future__ import annotations
@@ -46,10 +53,10 @@ class RunDeleter:
             await self._handles.drop(slot)
             # Not waiting for the erasure: the tombstone already makes every call about the run RUN_DELETED.
             deletion = await self._backend.delete_run(run_id, expected_last_seq, wait_for_erase=False)
-        if deletion.deleted:
-            self._events.deleted(run_id)  # every listener, this one included, forgets the run once
-        else:
-            self._forget(run_id)  # a retry: the deletion was told when it happened, here or on another replica
+            if deletion.deleted:
+                self._events.deleted(run_id)  # every listener, this one included, forgets the run once
+            else:
+                self._forget(run_id)  # a retry: the deletion was told when it happened, here or on another replica
         return deletion
 
     # RunListener (``runs/events.py``): a run deleted through another replica is forgotten here too.

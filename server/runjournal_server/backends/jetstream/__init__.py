@@ -16,8 +16,8 @@ One idea a module:
 * ``fetch.py``: a long run's records read through one consumer;
 * ``tombstones.py``: deleting a run: its tombstone fenced on the run, then its erasure;
 * ``erasing.py``: erasures in the background, one per run;
-* ``feed.py``: the news of other replicas' writes and of every deletion;
-* ``own_writes.py``: this replica's writes, which the feed leaves to ``runs/``;
+* ``feed.py``: the news of other replicas' writes and deletions;
+* ``own_writes.py``: this replica's writes and deletions, which the feed leaves to ``runs/``;
 * ``listing_store.py``: the listing index in a KV bucket, and the news since it;
 * ``tasks.py``: the create-only task documents in the same stream;
 * ``api.py``: the raw JetStream API calls, driver errors translated.

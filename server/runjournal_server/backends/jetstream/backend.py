@@ -108,9 +108,9 @@ class JetStreamBackend(Backend):
         self._nc: Client | None = None
         self._api_client: JetStreamApi | None = None
         self._reader = StreamReader(lambda: self._api, self._layout, self._stream)
-        self._own = OwnWrites(self._layout)
-        """This replica's writes, which the feed leaves to ``runs/`` (``own_writes.py``)."""
-        self._tombstones = StreamTombstones(lambda: self._api, self._layout, self._reader)
+        self._own = OwnWrites()
+        """This replica's writes and deletions, which the feed leaves to ``runs/`` (``own_writes.py``)."""
+        self._tombstones = StreamTombstones(lambda: self._api, self._layout, self._reader, self._own)
         self._erasures = Erasures(self._tombstones.erase)
         self._journals: set[JetStreamJournal] = set()
         self._connected = asyncio.Event()
@@ -206,7 +206,7 @@ class JetStreamBackend(Backend):
         )
 
     async def follow(self, stored: Callable[[str, int], None], deleted: Callable[[str], None]) -> None:
-        """Tell of every record other replicas store, and of every deletion, from now on (``feed.py``)."""
+        """Tell of every record other replicas store, and of every run they delete, from now on (``feed.py``)."""
         if self._nc is None:
             raise StorageUnavailableError(None, "the JetStream backend is not started")
         feed = Feed(self._layout, stored, deleted, self._own)

@@ -1,4 +1,4 @@
-"""The feed: news of the records other replicas store, and of every deletion, for Watch and WatchRuns.
+"""The feed: news of the records other replicas store, and of the runs they delete, for Watch and WatchRuns.
 
 Replicas share the stream and no replica hears of another's appends, so each
 replica follows the stream itself with an ordered consumer: ephemeral, in
@@ -9,9 +9,9 @@ busy stream costs a small message per record, whatever the records weigh.
 The subject alone says which run moved and to which seq (``layout.py``),
 or, for a run's tombstone subject, that the run was deleted;
 watchers then read the records from the stream leader as they always do.
-This replica's own acknowledged writes are skipped (``own_writes.py``):
-``runs/`` told of them already, right after the ack, so each listener hears
-of every write once. Every deletion is told, this replica's too.
+This replica's own acknowledged writes and deletions are skipped
+(``own_writes.py``): ``runs/`` told of them already, right after the ack or
+the deletion's answer, so each listener hears of every change once.
 
 A consumer delivers a message only once the stream has stored it, so the
 news never runs ahead of what a watcher can read, and an ordered consumer
@@ -67,9 +67,9 @@ IDLE_HEARTBEAT_SECONDS = 5.0
 class Feed:
     """One replica's ordered, headers-only consumer of the stream's record subjects.
 
-    With ``own``, this replica's own writes are left to ``runs/`` (see the
-    module docstring); without (the listing index's replay at start, which
-    must hear of every record), every record is told.
+    With ``own``, this replica's own writes and deletions are left to
+    ``runs/`` (see the module docstring); without (the listing index's
+    replay at start, which must hear of every change), every one is told.
     """
 
     def __init__(self, layout: Layout, stored: Stored, deleted: Deleted, own: OwnWrites | None = None) -> None:
@@ -105,7 +105,7 @@ class Feed:
                 after = info.state.last_seq
             self._delivered = after
             if self._own is not None:
-                self._own.follow(self._stored, after, self._wake)
+                self._own.follow(self.news, after, self._wake)
             config = js_api.ConsumerConfig(
                 deliver_policy=js_api.DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=after + 1
             )
@@ -142,17 +142,20 @@ class Feed:
                 self._advance(stream_seq)
 
     def tell(self, subject: str, stream_seq: int | None = None) -> None:
+        """Tell the news of the message delivered at ``stream_seq``, unless it is this replica's to tell."""
+        if self._own is not None and stream_seq is not None and self._own.delivered(subject, stream_seq):
+            return  # this replica's own write or deletion: told by ``runs/``, or by its write's end
+        self.news(subject)
+
+    def news(self, subject: str) -> None:
         """Tell the news one stored message's subject carries (a record, a tombstone, or nothing)."""
         deleted = self._layout.run_of_tombstone(subject)
         if deleted is not None:
             self._deleted(deleted)
             return
         record = self._layout.record_of(subject)
-        if record is None:
-            return
-        if self._own is not None and stream_seq is not None and self._own.delivered(subject, stream_seq):
-            return  # this replica's own write: told by ``runs/`` after its ack, or by its write's end
-        self._stored(*record)
+        if record is not None:
+            self._stored(*record)
 
     def _advance(self, stream_seq: int) -> None:
         if stream_seq > self._delivered:

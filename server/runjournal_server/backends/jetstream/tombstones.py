@@ -14,6 +14,12 @@ replica is fenced on it, and the meta last, so a deletion a crash
 interrupted is a run with both a meta and a tombstone, found and finished at
 the next start (``unfinished``). The stream must allow message deletes: a
 created stream does; one created with ``deny_delete`` can never lift it.
+
+A deletion is one of this replica's writes (``own_writes.py``): its
+tombstone subject is held from before the publish, and acknowledged only
+when the deletion answers ``deleted`` (the tombstone is this call's and the
+last record is erased), since only then does ``runs/deleting.py`` tell it,
+as the answer returns; any other end leaves the tombstone to the feed.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from runjournal_server.backends.jetstream.api import (
     ERR_WRONG_LAST_SEQUENCE,
@@ -35,6 +42,7 @@ from runjournal_server.backends.jetstream.api import (
     is_taken,
 )
 from runjournal_server.backends.jetstream.layout import Layout, write_headers
+from runjournal_server.backends.jetstream.own_writes import OwnWrites
 from runjournal_server.backends.jetstream.reading import StreamReader
 from runjournal_server.backends.tombstone import Tombstone, decode_tombstone, encode_tombstone
 from runjournal_server.core.errors import (
@@ -55,13 +63,26 @@ def decode(run_id: str, message: StoredMessage) -> Tombstone:
     return decode_tombstone(run_id, message.data, f"on {message.subject!r}")
 
 
-class StreamTombstones:
-    """Tombstones and erasure in one stream; ``api`` gives the started backend's API client."""
+@dataclass(frozen=True)
+class Landed:
+    """The tombstone the run's tombstone subject holds after a publish, and its stream seq."""
 
-    def __init__(self, api: Callable[[], JetStreamApi], layout: Layout, reader: StreamReader) -> None:
+    tombstone: Tombstone
+    stream_seq: int
+
+
+class StreamTombstones:
+    """Tombstones and erasure in one stream; ``api`` gives the started backend's API client.
+
+    ``own`` is this replica's ledger of writes, which holds each deletion's
+    tombstone subject (see the module docstring).
+    """
+
+    def __init__(self, api: Callable[[], JetStreamApi], layout: Layout, reader: StreamReader, own: OwnWrites) -> None:
         self._api = api
         self._layout = layout
         self._reader = reader
+        self._own = own
         self.deny_delete = False
         """Set by ``start`` from the stream's configuration: True where deleting cannot erase anything."""
 
@@ -93,15 +114,18 @@ class StreamTombstones:
         if last_seq != expected_last_seq:
             raise LastSeqMismatchError(run_id, last_seq, expected_last_seq)
         tombstone = Tombstone(run_id, last_seq, deleted_at)
-        landed = await self._publish(tombstone, fence=last.stream_seq)
-        if landed is not tombstone:
+        with self._own.writing([self._layout.tombstone(run_id)]) as write:
+            landed = await self._publish(tombstone, fence=last.stream_seq)
             if landed is None:  # the fence failed and no tombstone is there: the run moved
                 now, _ = await self._reader.last(run_id)
                 raise LastSeqMismatchError(run_id, now, expected_last_seq)
-            return landed, False
-        # The last record goes before the answer: every append through another replica is fenced on it, so
-        # from now on each fails its fence, catches up and meets the tombstone. The rest can wait (erasing.py).
-        await self._erase_one(run_id, last)
+            if landed.tombstone is not tombstone:
+                return landed.tombstone, False  # another deleter's, which the feed tells
+            # The last record goes before the answer: every append through another replica is fenced on it, so
+            # from now on each fails its fence, catches up and meets the tombstone. The rest can wait (erasing.py).
+            await self._erase_one(run_id, last)
+            # Nothing awaits between here and ``runs/deleting.py`` telling the deletion (``Deletions.delete_run``).
+            write.acknowledge(landed.stream_seq)
         return tombstone, True
 
     async def keep(self, tombstone: Tombstone) -> None:
@@ -109,16 +133,16 @@ class StreamTombstones:
         run_id = tombstone.run_id
         if await self.read(run_id) is not None:
             return
-        landed = await self._publish(tombstone, fence=0)
-        if landed is None:
+        if await self._publish(tombstone, fence=0) is None:
             raise RunExistsError(run_id)
 
-    async def _publish(self, tombstone: Tombstone, *, fence: int) -> Tombstone | None:
+    async def _publish(self, tombstone: Tombstone, *, fence: int) -> Landed | None:
         """Publish the tombstone fenced on the run's last stream sequence ``fence``.
 
-        ``tombstone`` itself when it landed (now or by an earlier request whose
-        ack was lost), another deleter's tombstone when one is there, None when
-        the fence refused it and there is none (the run moved).
+        What the subject holds then: ``tombstone`` itself when it landed (now
+        or by an earlier request whose ack was lost), another deleter's
+        tombstone when one is there; None when the fence refused it and there
+        is none (the run moved).
         """
         run_id = tombstone.run_id
         subject = self._layout.tombstone(run_id)
@@ -146,14 +170,15 @@ class StreamTombstones:
             return landed
         if ack.duplicate:
             return await self._settle(tombstone, body)
-        return tombstone
+        return Landed(tombstone, ack.stream_seq)
 
-    async def _settle(self, tombstone: Tombstone, body: bytes) -> Tombstone | None:
+    async def _settle(self, tombstone: Tombstone, body: bytes) -> Landed | None:
         """What the tombstone subject holds after an unclear answer: ours, another's, or nothing."""
         (message,) = await self._reader.read(tombstone.run_id, [self._layout.tombstone(tombstone.run_id)])
         if message is None:
             return None
-        return tombstone if message.data == body else decode(tombstone.run_id, message)
+        found = tombstone if message.data == body else decode(tombstone.run_id, message)
+        return Landed(found, message.stream_seq)
 
     async def erase(self, run_id: str) -> None:
         """Erase every message of the run but its tombstone: the last first, the meta last; idempotent.
