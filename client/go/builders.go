@@ -2,6 +2,7 @@ package runjournal
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -9,7 +10,9 @@ import (
 )
 
 // FormatVersion is the journal format version this client writes in meta.
-const FormatVersion = 1
+// Format 2 adds the compaction record; a server that reads only format 1
+// refuses such a run whole (VERSION_MISMATCH) rather than fold it wrong.
+const FormatVersion = 2
 
 // CreatorClaimToken is the claim token of the worker that created a run.
 const CreatorClaimToken = 1
@@ -143,4 +146,46 @@ func ApprovalRecord(toolUseID string, decision pb.Decision, approver, reason str
 	return &pb.JournalRecord{Payload: &pb.JournalRecord_Approval{Approval: &pb.Approval{
 		ToolUseId: toolUseID, Decision: decision, Approver: approver, Reason: reason,
 	}}}
+}
+
+// SummaryText is a compaction summary as one user message holding text.
+func SummaryText(text string) []*pb.ConversationMessage {
+	return SummaryBlocks(Text(text))
+}
+
+// SummaryBlocks is a compaction summary as one user message of blocks, e.g.
+// the provider's compaction block kept verbatim (Opaque). To give the role
+// (Anthropic's compaction block is in an assistant message), build the
+// messages yourself.
+func SummaryBlocks(blocks ...*pb.ContentBlock) []*pb.ConversationMessage {
+	return []*pb.ConversationMessage{{Role: pb.Role_ROLE_USER, Content: blocks}}
+}
+
+// CompactionOptions are the optional fields of a compaction record.
+type CompactionOptions struct {
+	Provider     string // the provider whose model wrote the summary; empty for one written by hand
+	Model        string
+	TokensBefore int32     // the conversation's size in tokens before; 0 when unknown
+	Usage        *pb.Usage // of the call that wrote the summary; nil: none
+}
+
+// CompactionRecord is a compaction: from now on the model is sent summary
+// instead of the messages of records 1..uptoSeq (SummaryText, SummaryBlocks,
+// or whole messages). Nothing is removed: Fold with uncompacted still returns
+// every message. The server refuses it (INVALID_RECORD) when the point would
+// separate a call from its result, or on a run of journal format 1. uptoSeq
+// is a seq, but the record holds it as int32: a larger one is an error here
+// rather than a truncated point.
+func CompactionRecord(uptoSeq int64, summary []*pb.ConversationMessage, trigger pb.CompactionTrigger, o CompactionOptions) (*pb.JournalRecord, error) {
+	if int64(int32(uptoSeq)) != uptoSeq {
+		return nil, fmt.Errorf("compaction upto_seq %d does not fit the record's int32 (at most %d)", uptoSeq, math.MaxInt32)
+	}
+	usage := o.Usage
+	if usage == nil {
+		usage = &pb.Usage{}
+	}
+	return &pb.JournalRecord{Payload: &pb.JournalRecord_Compaction{Compaction: &pb.Compaction{
+		UptoSeq: int32(uptoSeq), Summary: summary, Provider: o.Provider, Model: o.Model,
+		Trigger: trigger, TokensBefore: o.TokensBefore, Usage: usage,
+	}}}, nil
 }

@@ -46,6 +46,7 @@ type ClaimOptions struct {
 	Host             string // default: os.Hostname
 	Pid              int32  // default: os.Getpid
 	ConversationFrom int32
+	Uncompacted      bool // State holds the whole conversation, as if no compaction had happened
 }
 
 // Claim takes over runID for workerID; State, Gate and ResumeReminder come
@@ -61,7 +62,7 @@ func Claim(ctx context.Context, c *Client, runID, workerID string, fp *pb.Finger
 	}
 	resp, err := c.ClaimRaw(ctx, &pb.ClaimRequest{
 		RunId: runID, WorkerId: workerID, Host: host, Pid: pid, Reason: o.Reason,
-		Fingerprint: fp, Force: o.Force, ConversationFrom: o.ConversationFrom,
+		Fingerprint: fp, Force: o.Force, ConversationFrom: o.ConversationFrom, Uncompacted: o.Uncompacted,
 	})
 	if err != nil {
 		return nil, err
@@ -157,6 +158,16 @@ func (r *Run) Terminal(ctx context.Context, reason pb.TerminalReason, message st
 // Note appends an optional note.
 func (r *Run) Note(ctx context.Context, text string, data any) (int64, error) {
 	rec, err := NoteRecord(text, data)
+	if err != nil {
+		return 0, err
+	}
+	return r.Append(ctx, rec)
+}
+
+// Compaction appends a compaction record (CompactionRecord): from now on the
+// model is sent summary instead of the messages of records 1..uptoSeq.
+func (r *Run) Compaction(ctx context.Context, uptoSeq int64, summary []*pb.ConversationMessage, trigger pb.CompactionTrigger, o CompactionOptions) (int64, error) {
+	rec, err := CompactionRecord(uptoSeq, summary, trigger, o)
 	if err != nil {
 		return 0, err
 	}

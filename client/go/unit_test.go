@@ -328,7 +328,7 @@ func TestBuilders(t *testing.T) {
 	}
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	meta := MetaRecord("r1", &pb.Fingerprint{Model: "m"}, []*pb.ContentBlock{Text("hi")}, MetaOptions{CreatedAt: at, Labels: map[string]string{"k": "v"}})
-	if meta.GetSeq() != 1 || meta.GetMeta().GetFormatVersion() != 1 || meta.GetMeta().GetCreatedAt().AsTime() != at || meta.GetMeta().GetRunId() != "r1" {
+	if meta.GetSeq() != 1 || meta.GetMeta().GetFormatVersion() != FormatVersion || meta.GetMeta().GetCreatedAt().AsTime() != at || meta.GetMeta().GetRunId() != "r1" {
 		t.Errorf("meta %v", meta)
 	}
 	note, _ := NoteRecord("n", map[string]any{"b": 2, "a": 1})

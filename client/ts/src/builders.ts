@@ -14,20 +14,28 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { canonicalJson } from "./fingerprint.js";
 import {
+  CompactionTrigger,
   type ContentBlock,
   ContentBlockSchema,
+  type ConversationMessage,
+  ConversationMessageSchema,
   Decision,
   type Fingerprint,
   type JournalRecord,
   JournalRecordSchema,
+  Role,
   StopReason,
   TerminalReason,
   type Usage,
   UsageSchema,
 } from "./gen/runjournal/v1/records_pb.js";
 
-/** The journal format version this client writes in meta records. */
-export const FORMAT_VERSION = 1;
+/**
+ * The journal format version this client writes in meta records. Format 2 adds the
+ * `compaction` record; a server that reads only format 1 refuses such a run whole
+ * (VERSION_MISMATCH) rather than fold it without its compactions.
+ */
+export const FORMAT_VERSION = 2;
 
 /** A `StopReason` value, or its short name: "end_turn", "tool_use", "max_tokens", ... */
 export type StopReasonLike = StopReason | "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "pause_turn" | "refusal";
@@ -40,6 +48,8 @@ export type TerminalReasonLike =
   | "budget"
   | "max_iterations"
   | "cancelled";
+/** A `CompactionTrigger` value, or its short name. */
+export type CompactionTriggerLike = CompactionTrigger | "manual" | "auto" | "provider";
 /** A `Decision` value, or its short name. */
 export type DecisionLike = Decision | "approved" | "denied";
 /** A `Usage` message, or its fields. */
@@ -62,6 +72,7 @@ export function enumValue<E extends Record<string, string | number>>(enumObject:
 export const stopReasonValue = (value: StopReasonLike): StopReason => enumValue(StopReason, value);
 export const terminalReasonValue = (value: TerminalReasonLike): TerminalReason => enumValue(TerminalReason, value);
 export const decisionValue = (value: DecisionLike): Decision => enumValue(Decision, value);
+export const compactionTriggerValue = (value: CompactionTriggerLike): CompactionTrigger => enumValue(CompactionTrigger, value);
 
 // --- content blocks -----------------------------------------------------------
 
@@ -227,5 +238,66 @@ export function approvalRecord(toolUseId: string, decision: DecisionLike, approv
 export function reconfigureRecord(fingerprint: Fingerprint, changedFields: readonly string[]): JournalRecord {
   return create(JournalRecordSchema, {
     payload: { case: "reconfigure", value: { fingerprint, changedFields: [...changedFields] } },
+  });
+}
+
+/**
+ * A compaction's summary: a text or content blocks (one user message; e.g. the
+ * provider's compaction block as an `opaqueBlock`), or whole messages, to give the
+ * role (Anthropic's compaction block is in an assistant message).
+ */
+export type SummaryLike = string | readonly ContentBlock[] | readonly ConversationMessage[];
+
+export interface CompactionOptions {
+  /** The provider whose model wrote the summary, e.g. "anthropic"; empty for one written by hand. */
+  provider?: string;
+  model?: string;
+  /** The conversation's size in tokens before the compaction; 0 when unknown. */
+  tokensBefore?: number;
+  /** Token usage of the call that wrote the summary (recorded only, not counted). */
+  usage?: UsageLike;
+}
+
+function summaryOf(summary: SummaryLike): ConversationMessage[] {
+  if (typeof summary === "string") return [create(ConversationMessageSchema, { role: Role.USER, content: [textBlock(summary)] })];
+  const items: readonly (ContentBlock | ConversationMessage)[] = summary;
+  if (items.every((item) => item.$typeName === ConversationMessageSchema.typeName)) return [...(items as readonly ConversationMessage[])];
+  return [create(ConversationMessageSchema, { role: Role.USER, content: [...(items as readonly ContentBlock[])] })];
+}
+
+/** A seq as the int32 a payload holds it in; a RangeError rather than a truncated value. */
+function int32Seq(seq: number | bigint): number {
+  const value = Number(seq);
+  if (!Number.isSafeInteger(value) || value < -(2 ** 31) || value >= 2 ** 31) {
+    throw new RangeError(`compaction upto_seq ${seq} does not fit the record's int32 (at most ${2 ** 31 - 1})`);
+  }
+  return value;
+}
+
+/**
+ * A draft `compaction` record: from now on the model is sent `summary` instead of the
+ * messages of records 1..`uptoSeq`. Nothing is removed (`fold` with `uncompacted`
+ * still returns every message). The server refuses it (`InvalidRecordError`) when the
+ * point would separate a call from its result, or on a run of journal format 1.
+ */
+export function compactionRecord(
+  uptoSeq: number | bigint,
+  summary: SummaryLike,
+  trigger: CompactionTriggerLike,
+  options: CompactionOptions = {},
+): JournalRecord {
+  return create(JournalRecordSchema, {
+    payload: {
+      case: "compaction",
+      value: {
+        uptoSeq: int32Seq(uptoSeq),
+        summary: summaryOf(summary),
+        provider: options.provider ?? "",
+        model: options.model ?? "",
+        trigger: compactionTriggerValue(trigger),
+        tokensBefore: options.tokensBefore ?? 0,
+        usage: usageOf(options.usage),
+      },
+    },
   });
 }

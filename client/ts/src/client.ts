@@ -180,6 +180,8 @@ export interface ClaimOptions extends CallSettings {
   pid?: number;
   reason?: string;
   conversationFrom?: number;
+  /** The state holds the whole conversation, as if no compaction had happened. */
+  uncompacted?: boolean;
 }
 
 export interface ListRunsOptions extends CallSettings {
@@ -270,16 +272,25 @@ export class JournalClient {
       pid: options.pid ?? process.pid,
       reason: options.reason ?? "",
       conversationFrom: options.conversationFrom ?? 0,
+      uncompacted: options.uncompacted ?? false,
     };
     return this.channel.call((o) => this.stub.claim(request, o), options);
   }
 
-  /** The folded state of the run (as of `asOfSeq`; 0 folds every record). */
+  /**
+   * The folded state of the run (as of `asOfSeq`; 0 folds every record). With
+   * `uncompacted` the conversation is the whole one, as if no compaction had happened.
+   */
   async fold(
     runId: string,
-    options: CallSettings & { asOfSeq?: bigint; conversationFrom?: number } = {},
+    options: CallSettings & { asOfSeq?: bigint; conversationFrom?: number; uncompacted?: boolean } = {},
   ): Promise<RunState> {
-    const request = { runId, asOfSeq: options.asOfSeq ?? 0n, conversationFrom: options.conversationFrom ?? 0 };
+    const request = {
+      runId,
+      asOfSeq: options.asOfSeq ?? 0n,
+      conversationFrom: options.conversationFrom ?? 0,
+      uncompacted: options.uncompacted ?? false,
+    };
     const response = await this.channel.call((o) => this.stub.fold(request, o), options);
     if (response.state === undefined) throw new RunJournalError("Fold answered without a state");
     return response.state;

@@ -11,6 +11,9 @@ import { clone } from "@bufbuild/protobuf";
 import {
   approvalRecord,
   assistantRecord,
+  type CompactionOptions,
+  type CompactionTriggerLike,
+  compactionRecord,
   type ContentLike,
   type DecisionLike,
   deferralRecord,
@@ -18,6 +21,7 @@ import {
   type MetaOptions,
   noteRecord,
   type StopReasonLike,
+  type SummaryLike,
   type TerminalReasonLike,
   terminalRecord,
   type ToolResultOptions,
@@ -130,7 +134,7 @@ export class Run {
   }
 
   /** Folds the run now and keeps the result as `state`. */
-  async fold(settings?: CallSettings): Promise<RunState> {
+  async fold(settings?: CallSettings & { uncompacted?: boolean }): Promise<RunState> {
     const state = await this.client.fold(this.runId, settings);
     this.position.state = state;
     return state;
@@ -191,6 +195,14 @@ export class Run {
   /** Records an optional note for people and UIs; `data` is stored as canonical JSON. */
   note(text: string, data?: unknown): Promise<bigint> {
     return this.append(noteRecord(text, data));
+  }
+
+  /**
+   * Records a compaction: from now on the model is sent `summary` instead of the
+   * messages of records 1..`uptoSeq` (`trigger` "manual", "auto" or "provider").
+   */
+  compaction(uptoSeq: number | bigint, summary: SummaryLike, trigger: CompactionTriggerLike, options?: CompactionOptions): Promise<bigint> {
+    return this.append(compactionRecord(uptoSeq, summary, trigger, options));
   }
 
   /** Records an operator's decision on a call of the open turn. */

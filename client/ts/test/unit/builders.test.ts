@@ -4,9 +4,13 @@ import { toJson } from "@bufbuild/protobuf";
 import {
   approvalRecord,
   assistantRecord,
+  compactionRecord,
+  CompactionTrigger,
+  ConversationMessageSchema,
   Decision,
   deferralRecord,
   FingerprintSchema,
+  FORMAT_VERSION,
   create,
   type JournalRecord,
   JournalRecordSchema,
@@ -14,6 +18,7 @@ import {
   noteRecord,
   opaqueBlock,
   placeBatch,
+  Role,
   StopReason,
   terminalRecord,
   TerminalReason,
@@ -29,13 +34,13 @@ type Loose = any;
 const json = (r: JournalRecord): Loose => toJson(JournalRecordSchema, r);
 const pv = (r: JournalRecord): Loose => r.payload.value;
 
-test("meta is seq 1 with format version 1, the prompt as text or blocks, labels and createdAt", () => {
+test("meta is seq 1 with format version 2, the prompt as text or blocks, labels and createdAt", () => {
   const fp = create(FingerprintSchema, { provider: "anthropic", model: "m" });
   const record = metaRecord("run-1", fp, "hello", { labels: { team: "a" }, createdAt: new Date("2023-11-14T22:13:20Z"), taskId: "t-1" });
   assert.deepEqual(json(record), {
     seq: "1",
     meta: {
-      formatVersion: 1,
+      formatVersion: 2,
       runId: "run-1",
       createdAt: "2023-11-14T22:13:20Z",
       fingerprint: { provider: "anthropic", model: "m" },
@@ -46,7 +51,8 @@ test("meta is seq 1 with format version 1, the prompt as text or blocks, labels 
   });
   const blocks = metaRecord("r", fp, [textBlock("a"), textBlock("b")]);
   assert.equal(blocks.payload.case === "meta" && blocks.payload.value.prompt.length, 2);
-  assert.equal(blocks.payload.case === "meta" && blocks.payload.value.formatVersion, 1);
+  assert.equal(blocks.payload.case === "meta" && blocks.payload.value.formatVersion, FORMAT_VERSION);
+  assert.equal(FORMAT_VERSION, 2);
 });
 
 test("drafts have seq 0 and exactly their payload; short enum names are accepted", () => {
@@ -95,4 +101,42 @@ test("placeBatch puts drafts at consecutive seqs and refuses a draft placed else
   stray.seq = 3n;
   assert.throws(() => placeBatch(4n, [stray]), /next seq is 4/);
   assert.throws(() => placeBatch(4n, []));
+});
+
+test("a compaction holds its point, a text summary as one user message, the trigger by name and every option", () => {
+  const record = compactionRecord(4n, "so far", "auto", {
+    provider: "anthropic",
+    model: "claude-x",
+    tokensBefore: 150000,
+    usage: { inputTokens: 900, outputTokens: 80 },
+  });
+  assert.equal(record.seq, 0n);
+  assert.equal(record.optional, false, "a compaction is never optional");
+  assert.deepEqual(json(record), {
+    compaction: {
+      uptoSeq: 4,
+      summary: [{ role: "ROLE_USER", content: [{ text: { text: "so far" } }] }],
+      provider: "anthropic",
+      model: "claude-x",
+      trigger: "COMPACTION_TRIGGER_AUTO",
+      tokensBefore: 150000,
+      usage: { inputTokens: 900, outputTokens: 80 },
+    },
+  });
+  assert.equal(pv(compactionRecord(4, "s", CompactionTrigger.PROVIDER)).trigger, CompactionTrigger.PROVIDER);
+  assert.ok(pv(compactionRecord(4, "s", "manual")).usage, "usage is set even when not given, as the other languages build it");
+  assert.throws(() => compactionRecord(4, "s", "sometimes" as never), /manual, auto, provider/);
+  assert.throws(() => compactionRecord(2n ** 31n, "s", "auto"), /does not fit/);
+});
+
+test("a compaction's summary as blocks is one user message; as messages it keeps their roles", () => {
+  const block = opaqueBlock("anthropic", "compaction", { type: "compaction", content: "S" });
+  const ofBlocks = pv(compactionRecord(7, [block, textBlock("t")], "provider")).summary;
+  assert.equal(ofBlocks.length, 1);
+  assert.equal(ofBlocks[0].role, Role.USER);
+  assert.equal(ofBlocks[0].content[0].block.value.json, '{"content":"S","type":"compaction"}');
+  const assistant = create(ConversationMessageSchema, { role: Role.ASSISTANT, content: [block] });
+  const ofMessages = pv(compactionRecord(7, [assistant], "provider")).summary;
+  assert.deepEqual(ofMessages.map((m: Loose) => m.role), [Role.ASSISTANT]);
+  assert.deepEqual(pv(compactionRecord(7, [], "manual")).summary, [], "no summary is sent as none, for the server to refuse");
 });

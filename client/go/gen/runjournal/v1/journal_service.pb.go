@@ -23,7 +23,7 @@
 //   SEQ_CONFLICT         ABORTED            a different record is stored at seq
 //   RUN_CLAIMED          FAILED_PRECONDITION the claim token is not the latest claim
 //   RUN_LOCKED           UNAVAILABLE        another server process holds the run
-//   VERSION_MISMATCH     FAILED_PRECONDITION the journal's format version is not 1
+//   VERSION_MISMATCH     FAILED_PRECONDITION the journal's format version is not one this server reads (1, 2)
 //   CORRUPT_JOURNAL      DATA_LOSS          the stored journal is damaged
 //   RESUME_REFUSED       FAILED_PRECONDITION the resume gate refused the claim (or an
 //                                           appended `reconfigure`)
@@ -386,8 +386,11 @@ type ClaimRequest struct {
 	// FoldRequest.conversation_from does (0 returns all of it). A worker that
 	// resumes a long run asks for what it lacks, so the answer stays small.
 	ConversationFrom int32 `protobuf:"varint,8,opt,name=conversation_from,json=conversationFrom,proto3" json:"conversation_from,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Return the whole conversation since the prompt, as if no compaction had
+	// happened, as FoldRequest.uncompacted does.
+	Uncompacted   bool `protobuf:"varint,9,opt,name=uncompacted,proto3" json:"uncompacted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ClaimRequest) Reset() {
@@ -474,6 +477,13 @@ func (x *ClaimRequest) GetConversationFrom() int32 {
 		return x.ConversationFrom
 	}
 	return 0
+}
+
+func (x *ClaimRequest) GetUncompacted() bool {
+	if x != nil {
+		return x.Uncompacted
+	}
+	return false
 }
 
 // Response of JournalService.Claim.
@@ -574,8 +584,12 @@ type FoldRequest struct {
 	// on a long run this answers in a fraction of the time of a full fold.
 	// RunState.conversation_offset and conversation_size describe the slice.
 	ConversationFrom int32 `protobuf:"varint,3,opt,name=conversation_from,json=conversationFrom,proto3" json:"conversation_from,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Return the whole conversation since the prompt, as if no compaction had
+	// happened (for audit and export); by default a compaction's summary
+	// replaces the messages it covers (RunState.compaction_seq).
+	Uncompacted   bool `protobuf:"varint,4,opt,name=uncompacted,proto3" json:"uncompacted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *FoldRequest) Reset() {
@@ -627,6 +641,13 @@ func (x *FoldRequest) GetConversationFrom() int32 {
 		return x.ConversationFrom
 	}
 	return 0
+}
+
+func (x *FoldRequest) GetUncompacted() bool {
+	if x != nil {
+		return x.Uncompacted
+	}
+	return false
 }
 
 // Response of JournalService.Fold.
@@ -1923,7 +1944,7 @@ const file_runjournal_v1_journal_service_proto_rawDesc = "" +
 	"\n" +
 	"duplicates\x18\x02 \x01(\x05R\n" +
 	"duplicates\x12\x19\n" +
-	"\blast_seq\x18\x03 \x01(\x03R\alastSeq\"\x81\x02\n" +
+	"\blast_seq\x18\x03 \x01(\x03R\alastSeq\"\xa3\x02\n" +
 	"\fClaimRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1b\n" +
 	"\tworker_id\x18\x02 \x01(\tR\bworkerId\x12\x12\n" +
@@ -1932,18 +1953,20 @@ const file_runjournal_v1_journal_service_proto_rawDesc = "" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\x12<\n" +
 	"\vfingerprint\x18\x06 \x01(\v2\x1a.runjournal.v1.FingerprintR\vfingerprint\x12\x14\n" +
 	"\x05force\x18\a \x01(\bR\x05force\x12+\n" +
-	"\x11conversation_from\x18\b \x01(\x05R\x10conversationFrom\"\xd2\x01\n" +
+	"\x11conversation_from\x18\b \x01(\x05R\x10conversationFrom\x12 \n" +
+	"\vuncompacted\x18\t \x01(\bR\vuncompacted\"\xd2\x01\n" +
 	"\rClaimResponse\x12\x1f\n" +
 	"\vclaim_token\x18\x01 \x01(\x03R\n" +
 	"claimToken\x12\x19\n" +
 	"\blast_seq\x18\x02 \x01(\x03R\alastSeq\x12-\n" +
 	"\x05state\x18\x03 \x01(\v2\x17.runjournal.v1.RunStateR\x05state\x12-\n" +
 	"\x04gate\x18\x04 \x01(\v2\x19.runjournal.v1.GateReportR\x04gate\x12'\n" +
-	"\x0fresume_reminder\x18\x05 \x01(\tR\x0eresumeReminder\"m\n" +
+	"\x0fresume_reminder\x18\x05 \x01(\tR\x0eresumeReminder\"\x8f\x01\n" +
 	"\vFoldRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1a\n" +
 	"\tas_of_seq\x18\x02 \x01(\x03R\aasOfSeq\x12+\n" +
-	"\x11conversation_from\x18\x03 \x01(\x05R\x10conversationFrom\"=\n" +
+	"\x11conversation_from\x18\x03 \x01(\x05R\x10conversationFrom\x12 \n" +
+	"\vuncompacted\x18\x04 \x01(\bR\vuncompacted\"=\n" +
 	"\fFoldResponse\x12-\n" +
 	"\x05state\x18\x01 \x01(\v2\x17.runjournal.v1.RunStateR\x05state\"\x98\x01\n" +
 	"\rAnswerRequest\x12\x15\n" +

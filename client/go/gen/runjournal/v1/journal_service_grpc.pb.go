@@ -23,7 +23,7 @@
 //   SEQ_CONFLICT         ABORTED            a different record is stored at seq
 //   RUN_CLAIMED          FAILED_PRECONDITION the claim token is not the latest claim
 //   RUN_LOCKED           UNAVAILABLE        another server process holds the run
-//   VERSION_MISMATCH     FAILED_PRECONDITION the journal's format version is not 1
+//   VERSION_MISMATCH     FAILED_PRECONDITION the journal's format version is not one this server reads (1, 2)
 //   CORRUPT_JOURNAL      DATA_LOSS          the stored journal is damaged
 //   RESUME_REFUSED       FAILED_PRECONDITION the resume gate refused the claim (or an
 //                                           appended `reconfigure`)

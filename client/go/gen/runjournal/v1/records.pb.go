@@ -275,6 +275,65 @@ func (TerminalReason) EnumDescriptor() ([]byte, []int) {
 	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{3}
 }
 
+// What started a compaction.
+type CompactionTrigger int32
+
+const (
+	// Not set; refused (a reader needs to know whose summary it is).
+	CompactionTrigger_COMPACTION_TRIGGER_UNSPECIFIED CompactionTrigger = 0
+	// A person or the worker's own command asked for it.
+	CompactionTrigger_COMPACTION_TRIGGER_MANUAL CompactionTrigger = 1
+	// The worker compacted on its own, e.g. near the context window's limit.
+	CompactionTrigger_COMPACTION_TRIGGER_AUTO CompactionTrigger = 2
+	// The provider compacted on its side and returned an opaque block or item
+	// (Anthropic's `compaction` content block, OpenAI's Responses `compaction`
+	// item), kept verbatim in `summary`.
+	CompactionTrigger_COMPACTION_TRIGGER_PROVIDER CompactionTrigger = 3
+)
+
+// Enum value maps for CompactionTrigger.
+var (
+	CompactionTrigger_name = map[int32]string{
+		0: "COMPACTION_TRIGGER_UNSPECIFIED",
+		1: "COMPACTION_TRIGGER_MANUAL",
+		2: "COMPACTION_TRIGGER_AUTO",
+		3: "COMPACTION_TRIGGER_PROVIDER",
+	}
+	CompactionTrigger_value = map[string]int32{
+		"COMPACTION_TRIGGER_UNSPECIFIED": 0,
+		"COMPACTION_TRIGGER_MANUAL":      1,
+		"COMPACTION_TRIGGER_AUTO":        2,
+		"COMPACTION_TRIGGER_PROVIDER":    3,
+	}
+)
+
+func (x CompactionTrigger) Enum() *CompactionTrigger {
+	p := new(CompactionTrigger)
+	*p = x
+	return p
+}
+
+func (x CompactionTrigger) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (CompactionTrigger) Descriptor() protoreflect.EnumDescriptor {
+	return file_runjournal_v1_records_proto_enumTypes[4].Descriptor()
+}
+
+func (CompactionTrigger) Type() protoreflect.EnumType {
+	return &file_runjournal_v1_records_proto_enumTypes[4]
+}
+
+func (x CompactionTrigger) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use CompactionTrigger.Descriptor instead.
+func (CompactionTrigger) EnumDescriptor() ([]byte, []int) {
+	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{4}
+}
+
 // One journal record: its position, its forward-compatibility flag and its
 // payload. (Not named `Record`: generated TypeScript would shadow its
 // built-in `Record<K, V>`.)
@@ -301,6 +360,7 @@ type JournalRecord struct {
 	//	*JournalRecord_Terminal
 	//	*JournalRecord_Reconfigure
 	//	*JournalRecord_Note
+	//	*JournalRecord_Compaction
 	Payload       isJournalRecord_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -447,6 +507,15 @@ func (x *JournalRecord) GetNote() *Note {
 	return nil
 }
 
+func (x *JournalRecord) GetCompaction() *Compaction {
+	if x != nil {
+		if x, ok := x.Payload.(*JournalRecord_Compaction); ok {
+			return x.Compaction
+		}
+	}
+	return nil
+}
+
 type isJournalRecord_Payload interface {
 	isJournalRecord_Payload()
 }
@@ -503,6 +572,12 @@ type JournalRecord_Note struct {
 	Note *Note `protobuf:"bytes,19,opt,name=note,proto3,oneof"`
 }
 
+type JournalRecord_Compaction struct {
+	// `runjournal.v1.compaction`: the conversation through a seq is replaced,
+	// for the model, by a summary. Journal format 2 and later; never optional.
+	Compaction *Compaction `protobuf:"bytes,20,opt,name=compaction,proto3,oneof"`
+}
+
 func (*JournalRecord_Meta) isJournalRecord_Payload() {}
 
 func (*JournalRecord_Assistant) isJournalRecord_Payload() {}
@@ -522,6 +597,8 @@ func (*JournalRecord_Terminal) isJournalRecord_Payload() {}
 func (*JournalRecord_Reconfigure) isJournalRecord_Payload() {}
 
 func (*JournalRecord_Note) isJournalRecord_Payload() {}
+
+func (*JournalRecord_Compaction) isJournalRecord_Payload() {}
 
 // One message of the committed conversation, in the shape model APIs accept.
 // (Not named `Message`, which clashes with protobuf runtimes' own type.)
@@ -1141,8 +1218,11 @@ func (x *Fingerprint) GetMaxIterations() int32 {
 // Payload of `runjournal.v1.meta`, the record at seq 1.
 type Meta struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Journal format version. Readers refuse any version but their own (this
-	// server: 1), older and newer alike.
+	// Journal format version. A reader refuses every version it does not read,
+	// older and newer alike (this server reads 1 and 2; clients write 2).
+	// Format 2 adds the `compaction` record, whose absence would change what a
+	// model is sent, so a format-1 reader must refuse such a run whole rather
+	// than skip its compactions. A format-1 run refuses `compaction` records.
 	FormatVersion int32 `protobuf:"varint,1,opt,name=format_version,json=formatVersion,proto3" json:"format_version,omitempty"`
 	// The run id: 1-128 characters of [A-Za-z0-9_-], starting with a letter or
 	// digit. Must equal the id the record is appended under.
@@ -2015,11 +2095,134 @@ func (x *Note) GetDataJson() string {
 	return ""
 }
 
+// Payload of `runjournal.v1.compaction`: from here on, the conversation sent
+// to the model starts with `summary` instead of the messages of records
+// 1..`upto_seq`. Nothing is removed: every earlier record stays in the
+// journal (Read, ForkRun, export), and Fold and Claim return the whole
+// uncompacted conversation when asked (`uncompacted`).
+//
+// Needs a run of journal format 2 or later (`Meta.format_version`); a format-1
+// run refuses it (INVALID_RECORD), and a reader of format 1 only refuses a
+// format-2 journal as a whole (VERSION_MISMATCH) rather than fold it without
+// its compactions. Refused at Append (INVALID_RECORD, naming what is wrong):
+// an `upto_seq` outside 1..the last seq, or below the one in force; a point
+// that separates a tool call from its result (the call id is named), or that
+// falls inside one user message (follow-ups merge into one message); an
+// empty summary.
+type Compaction struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The last seq whose messages the summary replaces. The newest compaction
+	// in force decides the conversation; a later one must reach at least as far.
+	// (int32, as every number inside a payload: the stored JSON keeps plain
+	// integers, never the strings proto JSON writes for int64.)
+	UptoSeq int32 `protobuf:"varint,1,opt,name=upto_seq,json=uptoSeq,proto3" json:"upto_seq,omitempty"`
+	// What replaces those messages, in the shape the provider accepts: a summary
+	// as text blocks (usually one user message), or the provider's opaque
+	// compaction block or item kept verbatim (an `opaque` block). At least one
+	// message, each with a role and at least one block that is not empty. A
+	// trailing user message here merges with a user follow-up that comes next.
+	Summary []*ConversationMessage `protobuf:"bytes,2,rep,name=summary,proto3" json:"summary,omitempty"`
+	// The provider whose model produced the summary, e.g. "anthropic"
+	// (0-64 characters; empty for a summary written by hand).
+	Provider string `protobuf:"bytes,3,opt,name=provider,proto3" json:"provider,omitempty"`
+	// The model that produced the summary (0-256 characters).
+	Model string `protobuf:"bytes,4,opt,name=model,proto3" json:"model,omitempty"`
+	// What started the compaction.
+	Trigger CompactionTrigger `protobuf:"varint,5,opt,name=trigger,proto3,enum=runjournal.v1.CompactionTrigger" json:"trigger,omitempty"`
+	// The conversation's size in tokens before the compaction, as the worker or
+	// provider counted it; 0 when unknown.
+	TokensBefore int32 `protobuf:"varint,6,opt,name=tokens_before,json=tokensBefore,proto3" json:"tokens_before,omitempty"`
+	// Token usage of the call that produced the summary. Recorded only: it is
+	// not added to the run's counters (which count the agent's own model calls).
+	Usage         *Usage `protobuf:"bytes,7,opt,name=usage,proto3" json:"usage,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Compaction) Reset() {
+	*x = Compaction{}
+	mi := &file_runjournal_v1_records_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Compaction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Compaction) ProtoMessage() {}
+
+func (x *Compaction) ProtoReflect() protoreflect.Message {
+	mi := &file_runjournal_v1_records_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Compaction.ProtoReflect.Descriptor instead.
+func (*Compaction) Descriptor() ([]byte, []int) {
+	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *Compaction) GetUptoSeq() int32 {
+	if x != nil {
+		return x.UptoSeq
+	}
+	return 0
+}
+
+func (x *Compaction) GetSummary() []*ConversationMessage {
+	if x != nil {
+		return x.Summary
+	}
+	return nil
+}
+
+func (x *Compaction) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *Compaction) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *Compaction) GetTrigger() CompactionTrigger {
+	if x != nil {
+		return x.Trigger
+	}
+	return CompactionTrigger_COMPACTION_TRIGGER_UNSPECIFIED
+}
+
+func (x *Compaction) GetTokensBefore() int32 {
+	if x != nil {
+		return x.TokensBefore
+	}
+	return 0
+}
+
+func (x *Compaction) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
 var File_runjournal_v1_records_proto protoreflect.FileDescriptor
 
 const file_runjournal_v1_records_proto_rawDesc = "" +
 	"\n" +
-	"\x1brunjournal/v1/records.proto\x12\rrunjournal.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe6\x04\n" +
+	"\x1brunjournal/v1/records.proto\x12\rrunjournal.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa3\x05\n" +
 	"\rJournalRecord\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12\x1a\n" +
 	"\boptional\x18\x02 \x01(\bR\boptional\x12)\n" +
@@ -2034,7 +2237,10 @@ const file_runjournal_v1_records_proto_rawDesc = "" +
 	"\x05claim\x18\x10 \x01(\v2\x1a.runjournal.v1.ClaimNoticeH\x00R\x05claim\x125\n" +
 	"\bterminal\x18\x11 \x01(\v2\x17.runjournal.v1.TerminalH\x00R\bterminal\x12>\n" +
 	"\vreconfigure\x18\x12 \x01(\v2\x1a.runjournal.v1.ReconfigureH\x00R\vreconfigure\x12)\n" +
-	"\x04note\x18\x13 \x01(\v2\x13.runjournal.v1.NoteH\x00R\x04noteB\t\n" +
+	"\x04note\x18\x13 \x01(\v2\x13.runjournal.v1.NoteH\x00R\x04note\x12;\n" +
+	"\n" +
+	"compaction\x18\x14 \x01(\v2\x19.runjournal.v1.CompactionH\x00R\n" +
+	"compactionB\t\n" +
 	"\apayload\"u\n" +
 	"\x13ConversationMessage\x12'\n" +
 	"\x04role\x18\x01 \x01(\x0e2\x13.runjournal.v1.RoleR\x04role\x125\n" +
@@ -2140,7 +2346,16 @@ const file_runjournal_v1_records_proto_rawDesc = "" +
 	"\x0echanged_fields\x18\x02 \x03(\tR\rchangedFields\"7\n" +
 	"\x04Note\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x1b\n" +
-	"\tdata_json\x18\x02 \x01(\tR\bdataJson*?\n" +
+	"\tdata_json\x18\x02 \x01(\tR\bdataJson\"\xa4\x02\n" +
+	"\n" +
+	"Compaction\x12\x19\n" +
+	"\bupto_seq\x18\x01 \x01(\x05R\auptoSeq\x12<\n" +
+	"\asummary\x18\x02 \x03(\v2\".runjournal.v1.ConversationMessageR\asummary\x12\x1a\n" +
+	"\bprovider\x18\x03 \x01(\tR\bprovider\x12\x14\n" +
+	"\x05model\x18\x04 \x01(\tR\x05model\x12:\n" +
+	"\atrigger\x18\x05 \x01(\x0e2 .runjournal.v1.CompactionTriggerR\atrigger\x12#\n" +
+	"\rtokens_before\x18\x06 \x01(\x05R\ftokensBefore\x12*\n" +
+	"\x05usage\x18\a \x01(\v2\x14.runjournal.v1.UsageR\x05usage*?\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tROLE_USER\x10\x01\x12\x12\n" +
@@ -2165,7 +2380,12 @@ const file_runjournal_v1_records_proto_rawDesc = "" +
 	"\x15TERMINAL_REASON_ERROR\x10\x03\x12\x1a\n" +
 	"\x16TERMINAL_REASON_BUDGET\x10\x04\x12\"\n" +
 	"\x1eTERMINAL_REASON_MAX_ITERATIONS\x10\x05\x12\x1d\n" +
-	"\x19TERMINAL_REASON_CANCELLED\x10\x06B\xaf\x01\n" +
+	"\x19TERMINAL_REASON_CANCELLED\x10\x06*\x94\x01\n" +
+	"\x11CompactionTrigger\x12\"\n" +
+	"\x1eCOMPACTION_TRIGGER_UNSPECIFIED\x10\x00\x12\x1d\n" +
+	"\x19COMPACTION_TRIGGER_MANUAL\x10\x01\x12\x1b\n" +
+	"\x17COMPACTION_TRIGGER_AUTO\x10\x02\x12\x1f\n" +
+	"\x1bCOMPACTION_TRIGGER_PROVIDER\x10\x03B\xaf\x01\n" +
 	"\x11com.runjournal.v1B\fRecordsProtoP\x01Z7runjournal.dev/client/go/gen/runjournal/v1;runjournalv1\xa2\x02\x03RXX\xaa\x02\rRunjournal.V1\xca\x02\rRunjournal\\V1\xe2\x02\x19Runjournal\\V1\\GPBMetadata\xea\x02\x0eRunjournal::V1b\x06proto3"
 
 var (
@@ -2180,74 +2400,80 @@ func file_runjournal_v1_records_proto_rawDescGZIP() []byte {
 	return file_runjournal_v1_records_proto_rawDescData
 }
 
-var file_runjournal_v1_records_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_runjournal_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_runjournal_v1_records_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_runjournal_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_runjournal_v1_records_proto_goTypes = []any{
 	(Role)(0),                     // 0: runjournal.v1.Role
 	(StopReason)(0),               // 1: runjournal.v1.StopReason
 	(Decision)(0),                 // 2: runjournal.v1.Decision
 	(TerminalReason)(0),           // 3: runjournal.v1.TerminalReason
-	(*JournalRecord)(nil),         // 4: runjournal.v1.JournalRecord
-	(*ConversationMessage)(nil),   // 5: runjournal.v1.ConversationMessage
-	(*ContentBlock)(nil),          // 6: runjournal.v1.ContentBlock
-	(*TextBlock)(nil),             // 7: runjournal.v1.TextBlock
-	(*ThinkingBlock)(nil),         // 8: runjournal.v1.ThinkingBlock
-	(*ToolUseBlock)(nil),          // 9: runjournal.v1.ToolUseBlock
-	(*ToolResultBlock)(nil),       // 10: runjournal.v1.ToolResultBlock
-	(*OpaqueBlock)(nil),           // 11: runjournal.v1.OpaqueBlock
-	(*Fingerprint)(nil),           // 12: runjournal.v1.Fingerprint
-	(*Meta)(nil),                  // 13: runjournal.v1.Meta
-	(*ForkOrigin)(nil),            // 14: runjournal.v1.ForkOrigin
-	(*Usage)(nil),                 // 15: runjournal.v1.Usage
-	(*AssistantTurn)(nil),         // 16: runjournal.v1.AssistantTurn
-	(*UserFollowUp)(nil),          // 17: runjournal.v1.UserFollowUp
-	(*ToolResult)(nil),            // 18: runjournal.v1.ToolResult
-	(*Deferral)(nil),              // 19: runjournal.v1.Deferral
-	(*Approval)(nil),              // 20: runjournal.v1.Approval
-	(*ClaimNotice)(nil),           // 21: runjournal.v1.ClaimNotice
-	(*Terminal)(nil),              // 22: runjournal.v1.Terminal
-	(*Reconfigure)(nil),           // 23: runjournal.v1.Reconfigure
-	(*Note)(nil),                  // 24: runjournal.v1.Note
-	nil,                           // 25: runjournal.v1.Meta.LabelsEntry
-	(*timestamppb.Timestamp)(nil), // 26: google.protobuf.Timestamp
+	(CompactionTrigger)(0),        // 4: runjournal.v1.CompactionTrigger
+	(*JournalRecord)(nil),         // 5: runjournal.v1.JournalRecord
+	(*ConversationMessage)(nil),   // 6: runjournal.v1.ConversationMessage
+	(*ContentBlock)(nil),          // 7: runjournal.v1.ContentBlock
+	(*TextBlock)(nil),             // 8: runjournal.v1.TextBlock
+	(*ThinkingBlock)(nil),         // 9: runjournal.v1.ThinkingBlock
+	(*ToolUseBlock)(nil),          // 10: runjournal.v1.ToolUseBlock
+	(*ToolResultBlock)(nil),       // 11: runjournal.v1.ToolResultBlock
+	(*OpaqueBlock)(nil),           // 12: runjournal.v1.OpaqueBlock
+	(*Fingerprint)(nil),           // 13: runjournal.v1.Fingerprint
+	(*Meta)(nil),                  // 14: runjournal.v1.Meta
+	(*ForkOrigin)(nil),            // 15: runjournal.v1.ForkOrigin
+	(*Usage)(nil),                 // 16: runjournal.v1.Usage
+	(*AssistantTurn)(nil),         // 17: runjournal.v1.AssistantTurn
+	(*UserFollowUp)(nil),          // 18: runjournal.v1.UserFollowUp
+	(*ToolResult)(nil),            // 19: runjournal.v1.ToolResult
+	(*Deferral)(nil),              // 20: runjournal.v1.Deferral
+	(*Approval)(nil),              // 21: runjournal.v1.Approval
+	(*ClaimNotice)(nil),           // 22: runjournal.v1.ClaimNotice
+	(*Terminal)(nil),              // 23: runjournal.v1.Terminal
+	(*Reconfigure)(nil),           // 24: runjournal.v1.Reconfigure
+	(*Note)(nil),                  // 25: runjournal.v1.Note
+	(*Compaction)(nil),            // 26: runjournal.v1.Compaction
+	nil,                           // 27: runjournal.v1.Meta.LabelsEntry
+	(*timestamppb.Timestamp)(nil), // 28: google.protobuf.Timestamp
 }
 var file_runjournal_v1_records_proto_depIdxs = []int32{
-	13, // 0: runjournal.v1.JournalRecord.meta:type_name -> runjournal.v1.Meta
-	16, // 1: runjournal.v1.JournalRecord.assistant:type_name -> runjournal.v1.AssistantTurn
-	17, // 2: runjournal.v1.JournalRecord.user:type_name -> runjournal.v1.UserFollowUp
-	18, // 3: runjournal.v1.JournalRecord.tool_result:type_name -> runjournal.v1.ToolResult
-	19, // 4: runjournal.v1.JournalRecord.deferral:type_name -> runjournal.v1.Deferral
-	20, // 5: runjournal.v1.JournalRecord.approval:type_name -> runjournal.v1.Approval
-	21, // 6: runjournal.v1.JournalRecord.claim:type_name -> runjournal.v1.ClaimNotice
-	22, // 7: runjournal.v1.JournalRecord.terminal:type_name -> runjournal.v1.Terminal
-	23, // 8: runjournal.v1.JournalRecord.reconfigure:type_name -> runjournal.v1.Reconfigure
-	24, // 9: runjournal.v1.JournalRecord.note:type_name -> runjournal.v1.Note
-	0,  // 10: runjournal.v1.ConversationMessage.role:type_name -> runjournal.v1.Role
-	6,  // 11: runjournal.v1.ConversationMessage.content:type_name -> runjournal.v1.ContentBlock
-	7,  // 12: runjournal.v1.ContentBlock.text:type_name -> runjournal.v1.TextBlock
-	8,  // 13: runjournal.v1.ContentBlock.thinking:type_name -> runjournal.v1.ThinkingBlock
-	9,  // 14: runjournal.v1.ContentBlock.tool_use:type_name -> runjournal.v1.ToolUseBlock
-	10, // 15: runjournal.v1.ContentBlock.tool_result:type_name -> runjournal.v1.ToolResultBlock
-	11, // 16: runjournal.v1.ContentBlock.opaque:type_name -> runjournal.v1.OpaqueBlock
-	6,  // 17: runjournal.v1.ToolResultBlock.content:type_name -> runjournal.v1.ContentBlock
-	26, // 18: runjournal.v1.Meta.created_at:type_name -> google.protobuf.Timestamp
-	12, // 19: runjournal.v1.Meta.fingerprint:type_name -> runjournal.v1.Fingerprint
-	6,  // 20: runjournal.v1.Meta.prompt:type_name -> runjournal.v1.ContentBlock
-	25, // 21: runjournal.v1.Meta.labels:type_name -> runjournal.v1.Meta.LabelsEntry
-	14, // 22: runjournal.v1.Meta.forked_from:type_name -> runjournal.v1.ForkOrigin
-	6,  // 23: runjournal.v1.AssistantTurn.content:type_name -> runjournal.v1.ContentBlock
-	1,  // 24: runjournal.v1.AssistantTurn.stop_reason:type_name -> runjournal.v1.StopReason
-	15, // 25: runjournal.v1.AssistantTurn.usage:type_name -> runjournal.v1.Usage
-	6,  // 26: runjournal.v1.UserFollowUp.content:type_name -> runjournal.v1.ContentBlock
-	6,  // 27: runjournal.v1.ToolResult.content:type_name -> runjournal.v1.ContentBlock
-	2,  // 28: runjournal.v1.Approval.decision:type_name -> runjournal.v1.Decision
-	3,  // 29: runjournal.v1.Terminal.reason:type_name -> runjournal.v1.TerminalReason
-	12, // 30: runjournal.v1.Reconfigure.fingerprint:type_name -> runjournal.v1.Fingerprint
-	31, // [31:31] is the sub-list for method output_type
-	31, // [31:31] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	14, // 0: runjournal.v1.JournalRecord.meta:type_name -> runjournal.v1.Meta
+	17, // 1: runjournal.v1.JournalRecord.assistant:type_name -> runjournal.v1.AssistantTurn
+	18, // 2: runjournal.v1.JournalRecord.user:type_name -> runjournal.v1.UserFollowUp
+	19, // 3: runjournal.v1.JournalRecord.tool_result:type_name -> runjournal.v1.ToolResult
+	20, // 4: runjournal.v1.JournalRecord.deferral:type_name -> runjournal.v1.Deferral
+	21, // 5: runjournal.v1.JournalRecord.approval:type_name -> runjournal.v1.Approval
+	22, // 6: runjournal.v1.JournalRecord.claim:type_name -> runjournal.v1.ClaimNotice
+	23, // 7: runjournal.v1.JournalRecord.terminal:type_name -> runjournal.v1.Terminal
+	24, // 8: runjournal.v1.JournalRecord.reconfigure:type_name -> runjournal.v1.Reconfigure
+	25, // 9: runjournal.v1.JournalRecord.note:type_name -> runjournal.v1.Note
+	26, // 10: runjournal.v1.JournalRecord.compaction:type_name -> runjournal.v1.Compaction
+	0,  // 11: runjournal.v1.ConversationMessage.role:type_name -> runjournal.v1.Role
+	7,  // 12: runjournal.v1.ConversationMessage.content:type_name -> runjournal.v1.ContentBlock
+	8,  // 13: runjournal.v1.ContentBlock.text:type_name -> runjournal.v1.TextBlock
+	9,  // 14: runjournal.v1.ContentBlock.thinking:type_name -> runjournal.v1.ThinkingBlock
+	10, // 15: runjournal.v1.ContentBlock.tool_use:type_name -> runjournal.v1.ToolUseBlock
+	11, // 16: runjournal.v1.ContentBlock.tool_result:type_name -> runjournal.v1.ToolResultBlock
+	12, // 17: runjournal.v1.ContentBlock.opaque:type_name -> runjournal.v1.OpaqueBlock
+	7,  // 18: runjournal.v1.ToolResultBlock.content:type_name -> runjournal.v1.ContentBlock
+	28, // 19: runjournal.v1.Meta.created_at:type_name -> google.protobuf.Timestamp
+	13, // 20: runjournal.v1.Meta.fingerprint:type_name -> runjournal.v1.Fingerprint
+	7,  // 21: runjournal.v1.Meta.prompt:type_name -> runjournal.v1.ContentBlock
+	27, // 22: runjournal.v1.Meta.labels:type_name -> runjournal.v1.Meta.LabelsEntry
+	15, // 23: runjournal.v1.Meta.forked_from:type_name -> runjournal.v1.ForkOrigin
+	7,  // 24: runjournal.v1.AssistantTurn.content:type_name -> runjournal.v1.ContentBlock
+	1,  // 25: runjournal.v1.AssistantTurn.stop_reason:type_name -> runjournal.v1.StopReason
+	16, // 26: runjournal.v1.AssistantTurn.usage:type_name -> runjournal.v1.Usage
+	7,  // 27: runjournal.v1.UserFollowUp.content:type_name -> runjournal.v1.ContentBlock
+	7,  // 28: runjournal.v1.ToolResult.content:type_name -> runjournal.v1.ContentBlock
+	2,  // 29: runjournal.v1.Approval.decision:type_name -> runjournal.v1.Decision
+	3,  // 30: runjournal.v1.Terminal.reason:type_name -> runjournal.v1.TerminalReason
+	13, // 31: runjournal.v1.Reconfigure.fingerprint:type_name -> runjournal.v1.Fingerprint
+	6,  // 32: runjournal.v1.Compaction.summary:type_name -> runjournal.v1.ConversationMessage
+	4,  // 33: runjournal.v1.Compaction.trigger:type_name -> runjournal.v1.CompactionTrigger
+	16, // 34: runjournal.v1.Compaction.usage:type_name -> runjournal.v1.Usage
+	35, // [35:35] is the sub-list for method output_type
+	35, // [35:35] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_runjournal_v1_records_proto_init() }
@@ -2266,6 +2492,7 @@ func file_runjournal_v1_records_proto_init() {
 		(*JournalRecord_Terminal)(nil),
 		(*JournalRecord_Reconfigure)(nil),
 		(*JournalRecord_Note)(nil),
+		(*JournalRecord_Compaction)(nil),
 	}
 	file_runjournal_v1_records_proto_msgTypes[2].OneofWrappers = []any{
 		(*ContentBlock_Text)(nil),
@@ -2279,8 +2506,8 @@ func file_runjournal_v1_records_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_runjournal_v1_records_proto_rawDesc), len(file_runjournal_v1_records_proto_rawDesc)),
-			NumEnums:      4,
-			NumMessages:   22,
+			NumEnums:      5,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

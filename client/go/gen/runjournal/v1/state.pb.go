@@ -621,8 +621,21 @@ type RunState struct {
 	// The number of messages in the whole conversation, however many were
 	// returned.
 	ConversationSize int32 `protobuf:"varint,15,opt,name=conversation_size,json=conversationSize,proto3" json:"conversation_size,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The seq of the newest `compaction` record in force, or 0 when none. While
+	// set, `conversation` starts with that record's summary and then holds the
+	// messages of the records after `compacted_upto_seq` (unless the request
+	// asked for the `uncompacted` conversation). A client that keeps the
+	// conversation and sees this change reads it again from index 0: the
+	// indexes of `conversation_from` count in the compacted conversation.
+	CompactionSeq int64 `protobuf:"varint,16,opt,name=compaction_seq,json=compactionSeq,proto3" json:"compaction_seq,omitempty"`
+	// The `upto_seq` of that compaction: the last seq whose messages the
+	// summary replaces; 0 when none.
+	CompactedUptoSeq int64 `protobuf:"varint,17,opt,name=compacted_upto_seq,json=compactedUptoSeq,proto3" json:"compacted_upto_seq,omitempty"`
+	// True when `conversation` is the whole uncompacted conversation (asked
+	// with `uncompacted`) although a compaction is in force.
+	Uncompacted   bool `protobuf:"varint,18,opt,name=uncompacted,proto3" json:"uncompacted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RunState) Reset() {
@@ -758,6 +771,27 @@ func (x *RunState) GetConversationSize() int32 {
 		return x.ConversationSize
 	}
 	return 0
+}
+
+func (x *RunState) GetCompactionSeq() int64 {
+	if x != nil {
+		return x.CompactionSeq
+	}
+	return 0
+}
+
+func (x *RunState) GetCompactedUptoSeq() int64 {
+	if x != nil {
+		return x.CompactedUptoSeq
+	}
+	return 0
+}
+
+func (x *RunState) GetUncompacted() bool {
+	if x != nil {
+		return x.Uncompacted
+	}
+	return false
 }
 
 // One fingerprint field that differs between the run and the resuming worker.
@@ -1194,7 +1228,7 @@ const file_runjournal_v1_state_proto_rawDesc = "" +
 	"\rassistant_seq\x18\x01 \x01(\x03R\fassistantSeq\x12\x1c\n" +
 	"\titeration\x18\x02 \x01(\x05R\titeration\x12@\n" +
 	"\tassistant\x18\x03 \x01(\v2\".runjournal.v1.ConversationMessageR\tassistant\x120\n" +
-	"\x05calls\x18\x04 \x03(\v2\x1a.runjournal.v1.PendingCallR\x05calls\"\xdb\x05\n" +
+	"\x05calls\x18\x04 \x03(\v2\x1a.runjournal.v1.PendingCallR\x05calls\"\xd2\x06\n" +
 	"\bRunState\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12'\n" +
 	"\x04meta\x18\x02 \x01(\v2\x13.runjournal.v1.MetaR\x04meta\x12F\n" +
@@ -1213,7 +1247,10 @@ const file_runjournal_v1_state_proto_rawDesc = "" +
 	"\n" +
 	"claimed_by\x18\r \x01(\tR\tclaimedBy\x12/\n" +
 	"\x13conversation_offset\x18\x0e \x01(\x05R\x12conversationOffset\x12+\n" +
-	"\x11conversation_size\x18\x0f \x01(\x05R\x10conversationSize\"\xb1\x01\n" +
+	"\x11conversation_size\x18\x0f \x01(\x05R\x10conversationSize\x12%\n" +
+	"\x0ecompaction_seq\x18\x10 \x01(\x03R\rcompactionSeq\x12,\n" +
+	"\x12compacted_upto_seq\x18\x11 \x01(\x03R\x10compactedUptoSeq\x12 \n" +
+	"\vuncompacted\x18\x12 \x01(\bR\vuncompacted\"\xb1\x01\n" +
 	"\x0fFieldDifference\x12\x14\n" +
 	"\x05field\x18\x01 \x01(\tR\x05field\x12:\n" +
 	"\vfield_class\x18\x02 \x01(\x0e2\x19.runjournal.v1.FieldClassR\n" +

@@ -21,7 +21,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file runjournal/v1/records.proto.
  */
 export const file_runjournal_v1_records: GenFile = /*@__PURE__*/
-  fileDesc("ChtydW5qb3VybmFsL3YxL3JlY29yZHMucHJvdG8SDXJ1bmpvdXJuYWwudjEi/AMKDUpvdXJuYWxSZWNvcmQSCwoDc2VxGAEgASgDEhAKCG9wdGlvbmFsGAIgASgIEiMKBG1ldGEYCiABKAsyEy5ydW5qb3VybmFsLnYxLk1ldGFIABIxCglhc3Npc3RhbnQYCyABKAsyHC5ydW5qb3VybmFsLnYxLkFzc2lzdGFudFR1cm5IABIrCgR1c2VyGAwgASgLMhsucnVuam91cm5hbC52MS5Vc2VyRm9sbG93VXBIABIwCgt0b29sX3Jlc3VsdBgNIAEoCzIZLnJ1bmpvdXJuYWwudjEuVG9vbFJlc3VsdEgAEisKCGRlZmVycmFsGA4gASgLMhcucnVuam91cm5hbC52MS5EZWZlcnJhbEgAEisKCGFwcHJvdmFsGA8gASgLMhcucnVuam91cm5hbC52MS5BcHByb3ZhbEgAEisKBWNsYWltGBAgASgLMhoucnVuam91cm5hbC52MS5DbGFpbU5vdGljZUgAEisKCHRlcm1pbmFsGBEgASgLMhcucnVuam91cm5hbC52MS5UZXJtaW5hbEgAEjEKC3JlY29uZmlndXJlGBIgASgLMhoucnVuam91cm5hbC52MS5SZWNvbmZpZ3VyZUgAEiMKBG5vdGUYEyABKAsyEy5ydW5qb3VybmFsLnYxLk5vdGVIAEIJCgdwYXlsb2FkImYKE0NvbnZlcnNhdGlvbk1lc3NhZ2USIQoEcm9sZRgBIAEoDjITLnJ1bmpvdXJuYWwudjEuUm9sZRIsCgdjb250ZW50GAIgAygLMhsucnVuam91cm5hbC52MS5Db250ZW50QmxvY2siiQIKDENvbnRlbnRCbG9jaxIoCgR0ZXh0GAEgASgLMhgucnVuam91cm5hbC52MS5UZXh0QmxvY2tIABIwCgh0aGlua2luZxgCIAEoCzIcLnJ1bmpvdXJuYWwudjEuVGhpbmtpbmdCbG9ja0gAEi8KCHRvb2xfdXNlGAMgASgLMhsucnVuam91cm5hbC52MS5Ub29sVXNlQmxvY2tIABI1Cgt0b29sX3Jlc3VsdBgEIAEoCzIeLnJ1bmpvdXJuYWwudjEuVG9vbFJlc3VsdEJsb2NrSAASLAoGb3BhcXVlGAUgASgLMhoucnVuam91cm5hbC52MS5PcGFxdWVCbG9ja0gAQgcKBWJsb2NrIhkKCVRleHRCbG9jaxIMCgR0ZXh0GAEgASgJIlQKDVRoaW5raW5nQmxvY2sSEAoIdGhpbmtpbmcYASABKAkSEQoJc2lnbmF0dXJlGAIgASgJEhAKCHJlZGFjdGVkGAMgASgIEgwKBGRhdGEYBCABKAkiPAoMVG9vbFVzZUJsb2NrEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEgoKaW5wdXRfanNvbhgDIAEoCSJmCg9Ub29sUmVzdWx0QmxvY2sSEwoLdG9vbF91c2VfaWQYASABKAkSLAoHY29udGVudBgCIAMoCzIbLnJ1bmpvdXJuYWwudjEuQ29udGVudEJsb2NrEhAKCGlzX2Vycm9yGAMgASgIIjsKC09wYXF1ZUJsb2NrEhAKCHByb3ZpZGVyGAEgASgJEgwKBHR5cGUYAiABKAkSDAoEanNvbhgDIAEoCSKlAQoLRmluZ2VycHJpbnQSEAoIcHJvdmlkZXIYASABKAkSDQoFbW9kZWwYAiABKAkSHAoUc3lzdGVtX3Byb21wdF9zaGEyNTYYAyABKAkSFQoNdGhpbmtpbmdfbW9kZRgEIAEoCRIUCgx0b29sc19zaGEyNTYYBSABKAkSEgoKbWF4X3Rva2VucxgGIAEoBRIWCg5tYXhfaXRlcmF0aW9ucxgHIAEoBSLyAgoETWV0YRIWCg5mb3JtYXRfdmVyc2lvbhgBIAEoBRIOCgZydW5faWQYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZmluZ2VycHJpbnQYBCABKAsyGi5ydW5qb3VybmFsLnYxLkZpbmdlcnByaW50EisKBnByb21wdBgFIAMoCzIbLnJ1bmpvdXJuYWwudjEuQ29udGVudEJsb2NrEhMKC2ludGVyYWN0aXZlGAYgASgIEi8KBmxhYmVscxgHIAMoCzIfLnJ1bmpvdXJuYWwudjEuTWV0YS5MYWJlbHNFbnRyeRIPCgd0YXNrX2lkGAggASgJEi4KC2ZvcmtlZF9mcm9tGAkgASgLMhkucnVuam91cm5hbC52MS5Gb3JrT3JpZ2luGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiQAoKRm9ya09yaWdpbhIOCgZydW5faWQYASABKAkSCwoDc2VxGAIgASgFEhUKDXByZWZpeF9zaGEyNTYYAyABKAkiawoFVXNhZ2USFAoMaW5wdXRfdG9rZW5zGAEgASgFEhUKDW91dHB1dF90b2tlbnMYAiABKAUSGQoRY2FjaGVfcmVhZF90b2tlbnMYAyABKAUSGgoSY2FjaGVfd3JpdGVfdG9rZW5zGAQgASgFIqUBCg1Bc3Npc3RhbnRUdXJuEhEKCWl0ZXJhdGlvbhgBIAEoBRIsCgdjb250ZW50GAIgAygLMhsucnVuam91cm5hbC52MS5Db250ZW50QmxvY2sSLgoLc3RvcF9yZWFzb24YAyABKA4yGS5ydW5qb3VybmFsLnYxLlN0b3BSZWFzb24SIwoFdXNhZ2UYBCABKAsyFC5ydW5qb3VybmFsLnYxLlVzYWdlIjwKDFVzZXJGb2xsb3dVcBIsCgdjb250ZW50GAEgAygLMhsucnVuam91cm5hbC52MS5Db250ZW50QmxvY2sihgEKClRvb2xSZXN1bHQSEwoLdG9vbF91c2VfaWQYASABKAkSLAoHY29udGVudBgCIAMoCzIbLnJ1bmpvdXJuYWwudjEuQ29udGVudEJsb2NrEhAKCGlzX2Vycm9yGAMgASgIEg4KBnJlbW90ZRgEIAEoCBITCgthbnN3ZXJlZF9ieRgFIAEoCSJiCghEZWZlcnJhbBITCgt0b29sX3VzZV9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkSGQoRZXhwZWN0ZWRfYW5zd2VyZXIYAyABKAkSFgoObmVlZHNfYXBwcm92YWwYBCABKAgibAoIQXBwcm92YWwSEwoLdG9vbF91c2VfaWQYASABKAkSKQoIZGVjaXNpb24YAiABKA4yFy5ydW5qb3VybmFsLnYxLkRlY2lzaW9uEhAKCGFwcHJvdmVyGAMgASgJEg4KBnJlYXNvbhgEIAEoCSJLCgtDbGFpbU5vdGljZRIRCgl3b3JrZXJfaWQYASABKAkSDAoEaG9zdBgCIAEoCRILCgNwaWQYAyABKAUSDgoGcmVhc29uGAQgASgJIkoKCFRlcm1pbmFsEi0KBnJlYXNvbhgBIAEoDjIdLnJ1bmpvdXJuYWwudjEuVGVybWluYWxSZWFzb24SDwoHbWVzc2FnZRgCIAEoCSJWCgtSZWNvbmZpZ3VyZRIvCgtmaW5nZXJwcmludBgBIAEoCzIaLnJ1bmpvdXJuYWwudjEuRmluZ2VycHJpbnQSFgoOY2hhbmdlZF9maWVsZHMYAiADKAkiJwoETm90ZRIMCgR0ZXh0GAEgASgJEhEKCWRhdGFfanNvbhgCIAEoCSo/CgRSb2xlEhQKEFJPTEVfVU5TUEVDSUZJRUQQABINCglST0xFX1VTRVIQARISCg5ST0xFX0FTU0lTVEFOVBACKs0BCgpTdG9wUmVhc29uEhsKF1NUT1BfUkVBU09OX1VOU1BFQ0lGSUVEEAASGAoUU1RPUF9SRUFTT05fRU5EX1RVUk4QARIYChRTVE9QX1JFQVNPTl9UT09MX1VTRRACEhoKFlNUT1BfUkVBU09OX01BWF9UT0tFTlMQAxIdChlTVE9QX1JFQVNPTl9TVE9QX1NFUVVFTkNFEAQSGgoWU1RPUF9SRUFTT05fUEFVU0VfVFVSThAFEhcKE1NUT1BfUkVBU09OX1JFRlVTQUwQBipQCghEZWNpc2lvbhIYChRERUNJU0lPTl9VTlNQRUNJRklFRBAAEhUKEURFQ0lTSU9OX0FQUFJPVkVEEAESEwoPREVDSVNJT05fREVOSUVEEAIq6QEKDlRlcm1pbmFsUmVhc29uEh8KG1RFUk1JTkFMX1JFQVNPTl9VTlNQRUNJRklFRBAAEh0KGVRFUk1JTkFMX1JFQVNPTl9DT01QTEVURUQQARIdChlURVJNSU5BTF9SRUFTT05fU1VTUEVOREVEEAISGQoVVEVSTUlOQUxfUkVBU09OX0VSUk9SEAMSGgoWVEVSTUlOQUxfUkVBU09OX0JVREdFVBAEEiIKHlRFUk1JTkFMX1JFQVNPTl9NQVhfSVRFUkFUSU9OUxAFEh0KGVRFUk1JTkFMX1JFQVNPTl9DQU5DRUxMRUQQBmIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("ChtydW5qb3VybmFsL3YxL3JlY29yZHMucHJvdG8SDXJ1bmpvdXJuYWwudjEirQQKDUpvdXJuYWxSZWNvcmQSCwoDc2VxGAEgASgDEhAKCG9wdGlvbmFsGAIgASgIEiMKBG1ldGEYCiABKAsyEy5ydW5qb3VybmFsLnYxLk1ldGFIABIxCglhc3Npc3RhbnQYCyABKAsyHC5ydW5qb3VybmFsLnYxLkFzc2lzdGFudFR1cm5IABIrCgR1c2VyGAwgASgLMhsucnVuam91cm5hbC52MS5Vc2VyRm9sbG93VXBIABIwCgt0b29sX3Jlc3VsdBgNIAEoCzIZLnJ1bmpvdXJuYWwudjEuVG9vbFJlc3VsdEgAEisKCGRlZmVycmFsGA4gASgLMhcucnVuam91cm5hbC52MS5EZWZlcnJhbEgAEisKCGFwcHJvdmFsGA8gASgLMhcucnVuam91cm5hbC52MS5BcHByb3ZhbEgAEisKBWNsYWltGBAgASgLMhoucnVuam91cm5hbC52MS5DbGFpbU5vdGljZUgAEisKCHRlcm1pbmFsGBEgASgLMhcucnVuam91cm5hbC52MS5UZXJtaW5hbEgAEjEKC3JlY29uZmlndXJlGBIgASgLMhoucnVuam91cm5hbC52MS5SZWNvbmZpZ3VyZUgAEiMKBG5vdGUYEyABKAsyEy5ydW5qb3VybmFsLnYxLk5vdGVIABIvCgpjb21wYWN0aW9uGBQgASgLMhkucnVuam91cm5hbC52MS5Db21wYWN0aW9uSABCCQoHcGF5bG9hZCJmChNDb252ZXJzYXRpb25NZXNzYWdlEiEKBHJvbGUYASABKA4yEy5ydW5qb3VybmFsLnYxLlJvbGUSLAoHY29udGVudBgCIAMoCzIbLnJ1bmpvdXJuYWwudjEuQ29udGVudEJsb2NrIokCCgxDb250ZW50QmxvY2sSKAoEdGV4dBgBIAEoCzIYLnJ1bmpvdXJuYWwudjEuVGV4dEJsb2NrSAASMAoIdGhpbmtpbmcYAiABKAsyHC5ydW5qb3VybmFsLnYxLlRoaW5raW5nQmxvY2tIABIvCgh0b29sX3VzZRgDIAEoCzIbLnJ1bmpvdXJuYWwudjEuVG9vbFVzZUJsb2NrSAASNQoLdG9vbF9yZXN1bHQYBCABKAsyHi5ydW5qb3VybmFsLnYxLlRvb2xSZXN1bHRCbG9ja0gAEiwKBm9wYXF1ZRgFIAEoCzIaLnJ1bmpvdXJuYWwudjEuT3BhcXVlQmxvY2tIAEIHCgVibG9jayIZCglUZXh0QmxvY2sSDAoEdGV4dBgBIAEoCSJUCg1UaGlua2luZ0Jsb2NrEhAKCHRoaW5raW5nGAEgASgJEhEKCXNpZ25hdHVyZRgCIAEoCRIQCghyZWRhY3RlZBgDIAEoCBIMCgRkYXRhGAQgASgJIjwKDFRvb2xVc2VCbG9jaxIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhIKCmlucHV0X2pzb24YAyABKAkiZgoPVG9vbFJlc3VsdEJsb2NrEhMKC3Rvb2xfdXNlX2lkGAEgASgJEiwKB2NvbnRlbnQYAiADKAsyGy5ydW5qb3VybmFsLnYxLkNvbnRlbnRCbG9jaxIQCghpc19lcnJvchgDIAEoCCI7CgtPcGFxdWVCbG9jaxIQCghwcm92aWRlchgBIAEoCRIMCgR0eXBlGAIgASgJEgwKBGpzb24YAyABKAkipQEKC0ZpbmdlcnByaW50EhAKCHByb3ZpZGVyGAEgASgJEg0KBW1vZGVsGAIgASgJEhwKFHN5c3RlbV9wcm9tcHRfc2hhMjU2GAMgASgJEhUKDXRoaW5raW5nX21vZGUYBCABKAkSFAoMdG9vbHNfc2hhMjU2GAUgASgJEhIKCm1heF90b2tlbnMYBiABKAUSFgoObWF4X2l0ZXJhdGlvbnMYByABKAUi8gIKBE1ldGESFgoOZm9ybWF0X3ZlcnNpb24YASABKAUSDgoGcnVuX2lkGAIgASgJEi4KCmNyZWF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmdlcnByaW50GAQgASgLMhoucnVuam91cm5hbC52MS5GaW5nZXJwcmludBIrCgZwcm9tcHQYBSADKAsyGy5ydW5qb3VybmFsLnYxLkNvbnRlbnRCbG9jaxITCgtpbnRlcmFjdGl2ZRgGIAEoCBIvCgZsYWJlbHMYByADKAsyHy5ydW5qb3VybmFsLnYxLk1ldGEuTGFiZWxzRW50cnkSDwoHdGFza19pZBgIIAEoCRIuCgtmb3JrZWRfZnJvbRgJIAEoCzIZLnJ1bmpvdXJuYWwudjEuRm9ya09yaWdpbhotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIkAKCkZvcmtPcmlnaW4SDgoGcnVuX2lkGAEgASgJEgsKA3NlcRgCIAEoBRIVCg1wcmVmaXhfc2hhMjU2GAMgASgJImsKBVVzYWdlEhQKDGlucHV0X3Rva2VucxgBIAEoBRIVCg1vdXRwdXRfdG9rZW5zGAIgASgFEhkKEWNhY2hlX3JlYWRfdG9rZW5zGAMgASgFEhoKEmNhY2hlX3dyaXRlX3Rva2VucxgEIAEoBSKlAQoNQXNzaXN0YW50VHVybhIRCglpdGVyYXRpb24YASABKAUSLAoHY29udGVudBgCIAMoCzIbLnJ1bmpvdXJuYWwudjEuQ29udGVudEJsb2NrEi4KC3N0b3BfcmVhc29uGAMgASgOMhkucnVuam91cm5hbC52MS5TdG9wUmVhc29uEiMKBXVzYWdlGAQgASgLMhQucnVuam91cm5hbC52MS5Vc2FnZSI8CgxVc2VyRm9sbG93VXASLAoHY29udGVudBgBIAMoCzIbLnJ1bmpvdXJuYWwudjEuQ29udGVudEJsb2NrIoYBCgpUb29sUmVzdWx0EhMKC3Rvb2xfdXNlX2lkGAEgASgJEiwKB2NvbnRlbnQYAiADKAsyGy5ydW5qb3VybmFsLnYxLkNvbnRlbnRCbG9jaxIQCghpc19lcnJvchgDIAEoCBIOCgZyZW1vdGUYBCABKAgSEwoLYW5zd2VyZWRfYnkYBSABKAkiYgoIRGVmZXJyYWwSEwoLdG9vbF91c2VfaWQYASABKAkSDgoGcmVhc29uGAIgASgJEhkKEWV4cGVjdGVkX2Fuc3dlcmVyGAMgASgJEhYKDm5lZWRzX2FwcHJvdmFsGAQgASgIImwKCEFwcHJvdmFsEhMKC3Rvb2xfdXNlX2lkGAEgASgJEikKCGRlY2lzaW9uGAIgASgOMhcucnVuam91cm5hbC52MS5EZWNpc2lvbhIQCghhcHByb3ZlchgDIAEoCRIOCgZyZWFzb24YBCABKAkiSwoLQ2xhaW1Ob3RpY2USEQoJd29ya2VyX2lkGAEgASgJEgwKBGhvc3QYAiABKAkSCwoDcGlkGAMgASgFEg4KBnJlYXNvbhgEIAEoCSJKCghUZXJtaW5hbBItCgZyZWFzb24YASABKA4yHS5ydW5qb3VybmFsLnYxLlRlcm1pbmFsUmVhc29uEg8KB21lc3NhZ2UYAiABKAkiVgoLUmVjb25maWd1cmUSLwoLZmluZ2VycHJpbnQYASABKAsyGi5ydW5qb3VybmFsLnYxLkZpbmdlcnByaW50EhYKDmNoYW5nZWRfZmllbGRzGAIgAygJIicKBE5vdGUSDAoEdGV4dBgBIAEoCRIRCglkYXRhX2pzb24YAiABKAki4wEKCkNvbXBhY3Rpb24SEAoIdXB0b19zZXEYASABKAUSMwoHc3VtbWFyeRgCIAMoCzIiLnJ1bmpvdXJuYWwudjEuQ29udmVyc2F0aW9uTWVzc2FnZRIQCghwcm92aWRlchgDIAEoCRINCgVtb2RlbBgEIAEoCRIxCgd0cmlnZ2VyGAUgASgOMiAucnVuam91cm5hbC52MS5Db21wYWN0aW9uVHJpZ2dlchIVCg10b2tlbnNfYmVmb3JlGAYgASgFEiMKBXVzYWdlGAcgASgLMhQucnVuam91cm5hbC52MS5Vc2FnZSo/CgRSb2xlEhQKEFJPTEVfVU5TUEVDSUZJRUQQABINCglST0xFX1VTRVIQARISCg5ST0xFX0FTU0lTVEFOVBACKs0BCgpTdG9wUmVhc29uEhsKF1NUT1BfUkVBU09OX1VOU1BFQ0lGSUVEEAASGAoUU1RPUF9SRUFTT05fRU5EX1RVUk4QARIYChRTVE9QX1JFQVNPTl9UT09MX1VTRRACEhoKFlNUT1BfUkVBU09OX01BWF9UT0tFTlMQAxIdChlTVE9QX1JFQVNPTl9TVE9QX1NFUVVFTkNFEAQSGgoWU1RPUF9SRUFTT05fUEFVU0VfVFVSThAFEhcKE1NUT1BfUkVBU09OX1JFRlVTQUwQBipQCghEZWNpc2lvbhIYChRERUNJU0lPTl9VTlNQRUNJRklFRBAAEhUKEURFQ0lTSU9OX0FQUFJPVkVEEAESEwoPREVDSVNJT05fREVOSUVEEAIq6QEKDlRlcm1pbmFsUmVhc29uEh8KG1RFUk1JTkFMX1JFQVNPTl9VTlNQRUNJRklFRBAAEh0KGVRFUk1JTkFMX1JFQVNPTl9DT01QTEVURUQQARIdChlURVJNSU5BTF9SRUFTT05fU1VTUEVOREVEEAISGQoVVEVSTUlOQUxfUkVBU09OX0VSUk9SEAMSGgoWVEVSTUlOQUxfUkVBU09OX0JVREdFVBAEEiIKHlRFUk1JTkFMX1JFQVNPTl9NQVhfSVRFUkFUSU9OUxAFEh0KGVRFUk1JTkFMX1JFQVNPTl9DQU5DRUxMRUQQBiqUAQoRQ29tcGFjdGlvblRyaWdnZXISIgoeQ09NUEFDVElPTl9UUklHR0VSX1VOU1BFQ0lGSUVEEAASHQoZQ09NUEFDVElPTl9UUklHR0VSX01BTlVBTBABEhsKF0NPTVBBQ1RJT05fVFJJR0dFUl9BVVRPEAISHwobQ09NUEFDVElPTl9UUklHR0VSX1BST1ZJREVSEANiBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * One journal record: its position, its forward-compatibility flag and its
@@ -135,6 +135,15 @@ export type JournalRecord = Message<"runjournal.v1.JournalRecord"> & {
      */
     value: Note;
     case: "note";
+  } | {
+    /**
+     * `runjournal.v1.compaction`: the conversation through a seq is replaced,
+     * for the model, by a summary. Journal format 2 and later; never optional.
+     *
+     * @generated from field: runjournal.v1.Compaction compaction = 20;
+     */
+    value: Compaction;
+    case: "compaction";
   } | { case: undefined; value?: undefined };
 };
 
@@ -483,8 +492,11 @@ export const FingerprintSchema: GenMessage<Fingerprint> = /*@__PURE__*/
  */
 export type Meta = Message<"runjournal.v1.Meta"> & {
   /**
-   * Journal format version. Readers refuse any version but their own (this
-   * server: 1), older and newer alike.
+   * Journal format version. A reader refuses every version it does not read,
+   * older and newer alike (this server reads 1 and 2; clients write 2).
+   * Format 2 adds the `compaction` record, whose absence would change what a
+   * model is sent, so a format-1 reader must refuse such a run whole rather
+   * than skip its compactions. A format-1 run refuses `compaction` records.
    *
    * @generated from field: int32 format_version = 1;
    */
@@ -990,6 +1002,92 @@ export const NoteSchema: GenMessage<Note> = /*@__PURE__*/
   messageDesc(file_runjournal_v1_records, 20);
 
 /**
+ * Payload of `runjournal.v1.compaction`: from here on, the conversation sent
+ * to the model starts with `summary` instead of the messages of records
+ * 1..`upto_seq`. Nothing is removed: every earlier record stays in the
+ * journal (Read, ForkRun, export), and Fold and Claim return the whole
+ * uncompacted conversation when asked (`uncompacted`).
+ *
+ * Needs a run of journal format 2 or later (`Meta.format_version`); a format-1
+ * run refuses it (INVALID_RECORD), and a reader of format 1 only refuses a
+ * format-2 journal as a whole (VERSION_MISMATCH) rather than fold it without
+ * its compactions. Refused at Append (INVALID_RECORD, naming what is wrong):
+ * an `upto_seq` outside 1..the last seq, or below the one in force; a point
+ * that separates a tool call from its result (the call id is named), or that
+ * falls inside one user message (follow-ups merge into one message); an
+ * empty summary.
+ *
+ * @generated from message runjournal.v1.Compaction
+ */
+export type Compaction = Message<"runjournal.v1.Compaction"> & {
+  /**
+   * The last seq whose messages the summary replaces. The newest compaction
+   * in force decides the conversation; a later one must reach at least as far.
+   * (int32, as every number inside a payload: the stored JSON keeps plain
+   * integers, never the strings proto JSON writes for int64.)
+   *
+   * @generated from field: int32 upto_seq = 1;
+   */
+  uptoSeq: number;
+
+  /**
+   * What replaces those messages, in the shape the provider accepts: a summary
+   * as text blocks (usually one user message), or the provider's opaque
+   * compaction block or item kept verbatim (an `opaque` block). At least one
+   * message, each with a role and at least one block that is not empty. A
+   * trailing user message here merges with a user follow-up that comes next.
+   *
+   * @generated from field: repeated runjournal.v1.ConversationMessage summary = 2;
+   */
+  summary: ConversationMessage[];
+
+  /**
+   * The provider whose model produced the summary, e.g. "anthropic"
+   * (0-64 characters; empty for a summary written by hand).
+   *
+   * @generated from field: string provider = 3;
+   */
+  provider: string;
+
+  /**
+   * The model that produced the summary (0-256 characters).
+   *
+   * @generated from field: string model = 4;
+   */
+  model: string;
+
+  /**
+   * What started the compaction.
+   *
+   * @generated from field: runjournal.v1.CompactionTrigger trigger = 5;
+   */
+  trigger: CompactionTrigger;
+
+  /**
+   * The conversation's size in tokens before the compaction, as the worker or
+   * provider counted it; 0 when unknown.
+   *
+   * @generated from field: int32 tokens_before = 6;
+   */
+  tokensBefore: number;
+
+  /**
+   * Token usage of the call that produced the summary. Recorded only: it is
+   * not added to the run's counters (which count the agent's own model calls).
+   *
+   * @generated from field: runjournal.v1.Usage usage = 7;
+   */
+  usage?: Usage | undefined;
+};
+
+/**
+ * Describes the message runjournal.v1.Compaction.
+ * Use `create(CompactionSchema)` to create a new message.
+ */
+export const CompactionSchema: GenMessage<Compaction> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_records, 21);
+
+/**
  * The author of a conversation message.
  *
  * @generated from enum runjournal.v1.Role
@@ -1180,4 +1278,47 @@ export enum TerminalReason {
  */
 export const TerminalReasonSchema: GenEnum<TerminalReason> = /*@__PURE__*/
   enumDesc(file_runjournal_v1_records, 3);
+
+/**
+ * What started a compaction.
+ *
+ * @generated from enum runjournal.v1.CompactionTrigger
+ */
+export enum CompactionTrigger {
+  /**
+   * Not set; refused (a reader needs to know whose summary it is).
+   *
+   * @generated from enum value: COMPACTION_TRIGGER_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A person or the worker's own command asked for it.
+   *
+   * @generated from enum value: COMPACTION_TRIGGER_MANUAL = 1;
+   */
+  MANUAL = 1,
+
+  /**
+   * The worker compacted on its own, e.g. near the context window's limit.
+   *
+   * @generated from enum value: COMPACTION_TRIGGER_AUTO = 2;
+   */
+  AUTO = 2,
+
+  /**
+   * The provider compacted on its side and returned an opaque block or item
+   * (Anthropic's `compaction` content block, OpenAI's Responses `compaction`
+   * item), kept verbatim in `summary`.
+   *
+   * @generated from enum value: COMPACTION_TRIGGER_PROVIDER = 3;
+   */
+  PROVIDER = 3,
+}
+
+/**
+ * Describes the enum runjournal.v1.CompactionTrigger.
+ */
+export const CompactionTriggerSchema: GenEnum<CompactionTrigger> = /*@__PURE__*/
+  enumDesc(file_runjournal_v1_records, 4);
 
