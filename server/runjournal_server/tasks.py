@@ -36,6 +36,7 @@ from runjournal_server.core.errors import (
     TaskNotFoundError,
 )
 from runjournal_server.core.ids import has_prefix, validate_run_id
+from runjournal_server.core.json_text import json_text_problem
 from runjournal_server.core.page_token import (
     DEFAULT_PAGE_SIZE,
     MAX_PAGE_SIZE,
@@ -43,7 +44,7 @@ from runjournal_server.core.page_token import (
     decode_page_token,
     encode_page_token,
 )
-from runjournal_server.core.schema import json_text_problem, label_problems
+from runjournal_server.core.schema import label_problems
 
 MAX_FAILURE_CODE_CHARS = 128
 

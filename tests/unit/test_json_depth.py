@@ -7,7 +7,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runjournal_server.core.schema import MAX_JSON_DEPTH, _nesting_exceeds, json_text_problem
+from runjournal_server.core.json_text import MAX_JSON_DEPTH, json_text_problem, nesting_exceeds
 
 _leaves = st.none() | st.booleans() | st.integers() | st.text(alphabet='ab{[]}"\\', max_size=4)
 _values = st.recursive(
@@ -28,6 +28,6 @@ def _wrapped(value: object, depth: int) -> object:
 def test_a_json_text_is_refused_for_depth_exactly_when_the_walk_says_it_is_too_deep(value, extra):
     value = _wrapped(value, extra)
     text = json.dumps(value)
-    too_deep = _nesting_exceeds(value, MAX_JSON_DEPTH)
+    too_deep = nesting_exceeds(value, MAX_JSON_DEPTH)
     problem = json_text_problem(text)
     assert (problem is not None and "nested" in problem) == too_deep, (problem, too_deep)

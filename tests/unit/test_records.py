@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from runjournal.v1 import records_pb2 as pb
 from runjournal_server.core.errors import InvalidRecordError, RecordTooLargeError
+from runjournal_server.core.json_text import MAX_JSON_DEPTH
 from runjournal_server.core.kinds import kind_of
 from runjournal_server.core.records import (
     DEFAULT_MAX_RECORD_BYTES,
@@ -31,7 +32,7 @@ from runjournal_server.core.records import (
     encode,
     to_line,
 )
-from runjournal_server.core.schema import MAX_JSON_DEPTH, validate
+from runjournal_server.core.schema import validate
 from tests.support import builders as b
 from tests.support.strategies import records
 

@@ -80,20 +80,33 @@ def redacted_thinking_block(data: str) -> records_pb2.ContentBlock:
     return records_pb2.ContentBlock(thinking=records_pb2.ThinkingBlock(redacted=True, data=data))
 
 
-def tool_use_block(id: str, name: str, input: Mapping[str, Any]) -> records_pb2.ContentBlock:
-    """A tool call; ``input`` (a JSON object) is stored as canonical JSON text."""
-    if not isinstance(input, Mapping):
-        raise TypeError(f"tool input must be a mapping (a JSON object), got {type(input).__name__}")
+def tool_use_block(
+    id: str, name: str, input: Mapping[str, Any] | str, *, provider_json: str = ""
+) -> records_pb2.ContentBlock:
+    """A tool call. A mapping ``input`` (a JSON object) is stored as canonical JSON text; a str is the
+    provider's text of the input, kept as written. ``provider_json`` is the provider's own call block or
+    item, verbatim, when it holds more than id, name and input (OpenAI's ``function_call`` item)."""
+    if isinstance(input, str):
+        input_json = input
+    elif isinstance(input, Mapping):
+        input_json = canonical_json(dict(input))
+    else:
+        raise TypeError(f"tool input must be a mapping (a JSON object) or its JSON text, got {type(input).__name__}")
     return records_pb2.ContentBlock(
-        tool_use=records_pb2.ToolUseBlock(id=id, name=name, input_json=canonical_json(dict(input)))
+        tool_use=records_pb2.ToolUseBlock(id=id, name=name, input_json=input_json, provider_json=provider_json)
     )
 
 
-def opaque_block(provider: str, type: str, value: Any) -> records_pb2.ContentBlock:
-    """A provider-specific block (image, citation, ...) kept verbatim as JSON text."""
-    return records_pb2.ContentBlock(
-        opaque=records_pb2.OpaqueBlock(provider=provider, type=type, json=canonical_json(value))
-    )
+def opaque_block(
+    provider: str, type: str, value: Any = None, *, json_text: str | None = None
+) -> records_pb2.ContentBlock:
+    """A provider-specific block (image, citation, ...) kept as JSON text: ``value`` written as canonical
+    JSON, or ``json_text``, the provider's own text, kept byte for byte (give exactly one)."""
+    if json_text is None:
+        json_text = canonical_json(value)
+    elif value is not None:
+        raise ValueError("opaque_block: pass either value or json_text, not both")
+    return records_pb2.ContentBlock(opaque=records_pb2.OpaqueBlock(provider=provider, type=type, json=json_text))
 
 
 def content_of(

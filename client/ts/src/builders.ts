@@ -91,19 +91,34 @@ export function redactedThinkingBlock(data: string): ContentBlock {
   return create(ContentBlockSchema, { block: { case: "thinking", value: { redacted: true, data } } });
 }
 
-/** A tool call; `input` (a JSON object) is stored as canonical JSON text. */
-export function toolUseBlock(id: string, name: string, input: Record<string, unknown>): ContentBlock {
-  if (input === null || typeof input !== "object" || Array.isArray(input)) {
-    throw new TypeError("tool input must be a JSON object");
+/** A tool call. */
+export function toolUseBlock(
+  id: string,
+  name: string,
+  input: Record<string, unknown> | string,
+  providerJson = "",
+): ContentBlock {
+  // A string input is the provider's text of the input, kept as written; an object is written as canonical JSON.
+  // providerJson: the provider's own call block or item, verbatim, when it holds more than id, name and input.
+  if (typeof input !== "string" && (input === null || typeof input !== "object" || Array.isArray(input))) {
+    throw new TypeError("tool input must be a JSON object or its JSON text");
   }
+  const inputJson = typeof input === "string" ? input : canonicalJson(input);
   return create(ContentBlockSchema, {
-    block: { case: "toolUse", value: { id, name, inputJson: canonicalJson(input) } },
+    block: { case: "toolUse", value: { id, name, inputJson, providerJson } },
   });
 }
 
-/** A provider-specific block (image, citation, ...) kept verbatim as JSON text. */
-export function opaqueBlock(provider: string, type: string, value: unknown): ContentBlock {
-  return create(ContentBlockSchema, { block: { case: "opaque", value: { provider, type, json: canonicalJson(value) } } });
+/** A provider-specific block (image, citation, ...) kept verbatim as JSON text: `value` written as canonical
+ * JSON, or `options.jsonText`, the provider's own text, kept byte for byte. */
+export function opaqueBlock(
+  provider: string,
+  type: string,
+  value: unknown,
+  options: { jsonText?: string } = {},
+): ContentBlock {
+  const json = options.jsonText ?? canonicalJson(value);
+  return create(ContentBlockSchema, { block: { case: "opaque", value: { provider, type, json } } });
 }
 
 /** Content given either as blocks or as one text. */

@@ -74,6 +74,7 @@ from runjournal_server.core.kinds import (
     MIN_FORMAT_VERSION,
     READABLE_FORMAT_VERSIONS,
     Kind,
+    newer_format_problem,
     readable_versions,
 )
 from runjournal_server.core.summary import TERMINAL_STATUS, StoredLike, is_inert_kind
@@ -180,6 +181,10 @@ class Folder(FoldedRun):
 
     def _apply_assistant(self, seq: int, turn: AssistantTurn) -> None:
         self._refuse_while_unanswered(seq, "an assistant record")
+        assert self._meta is not None
+        problem = newer_format_problem(turn, self._meta.format_version)
+        if problem is not None:
+            raise JournalRuleError(seq, problem)
         if turn.iteration <= self._last_iteration:
             raise JournalRuleError(seq, f"iteration {turn.iteration} does not follow iteration {self._last_iteration}")
         new_ids: set[str] = set()

@@ -62,8 +62,37 @@ def kind_of(record: pb.JournalRecord) -> Kind:
 MIN_FORMAT_VERSION: dict[Kind, int] = {Kind.COMPACTION: 2}
 """Kinds a run of an older format must refuse: its readers never knew them, so it may not hold them."""
 
+STOP_REASONS_SINCE: dict[int, int] = {
+    pb.StopReason.STOP_REASON_COMPACTION: 2,
+    pb.StopReason.STOP_REASON_MODEL_CONTEXT_WINDOW_EXCEEDED: 2,
+}
+"""Stop reasons a run of an older format must refuse, and the version that added each: its readers
+(strict, see docs/journal-format.md) would refuse a line holding an enum value they never knew."""
+PROVIDER_JSON_SINCE = 2
+"""The version that added ``ToolUseBlock.provider_json``; an older run refuses it for the same reason."""
+
 
 def readable_versions() -> str:
     """The versions this server folds, in words, for refusals: ``versions 1 and 2``."""
     *older, newest = sorted(READABLE_FORMAT_VERSIONS)
     return f"versions {', '.join(map(str, older))} and {newest}" if older else f"only version {newest}"
+
+
+def newer_format_problem(turn: pb.AssistantTurn, format_version: int) -> str | None:
+    """Why a run of ``format_version`` may not hold ``turn`` (a stop reason or a field its readers never
+    knew), or None when it may."""
+    since = STOP_REASONS_SINCE.get(turn.stop_reason)
+    if since is not None and format_version < since:
+        return _needs(f"stop reason {pb.StopReason.Name(turn.stop_reason)}", since, format_version)
+    if format_version < PROVIDER_JSON_SINCE:
+        for index, block in enumerate(turn.content):
+            if block.HasField("tool_use") and block.tool_use.provider_json:
+                return _needs(f"content[{index}].tool_use.provider_json", PROVIDER_JSON_SINCE, format_version)
+    return None
+
+
+def _needs(what: str, since: int, format_version: int) -> str:
+    return (
+        f"{what} needs journal format {since} or later; this run was created with format {format_version}, "
+        "whose readers would refuse it"
+    )

@@ -26,11 +26,8 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from runjournal.v1 import records_pb2 as pb
 from runjournal_server.core.errors import InvalidRecordError
 from runjournal_server.core.ids import is_valid_run_id
+from runjournal_server.core.json_text import json_text_problem, provider_call_disagreement
 from runjournal_server.core.kinds import MAX_SEQ, Kind, kind_of
-from runjournal_server.core.payload_json import load_json
-
-MAX_JSON_DEPTH = 64
-"""Deepest nesting accepted in the JSON text fields (tool input, opaque blocks, note data)."""
 
 
 class _Checker:
@@ -67,23 +64,6 @@ class _Checker:
             self.fail(field, "a tool_use id is 1-256 printable ASCII characters without spaces")
 
 
-def json_text_problem(text: str, *, want_object: bool = False) -> str | None:
-    """Why ``text`` is not an acceptable JSON value (or object), or None when it is."""
-    try:
-        value = load_json(text)
-    except RecursionError:
-        return f"JSON is nested more than {MAX_JSON_DEPTH} levels deep"
-    except ValueError as err:
-        return f"is not valid JSON: {err}"
-    if want_object and not isinstance(value, dict):
-        return f"must be a JSON object, got {type(value).__name__}"
-    # Every array or object opens with a bracket, so text with few brackets (even counting those inside
-    # strings) cannot be nested deeper than their number: most tool inputs skip the walk.
-    if text.count("{") + text.count("[") > MAX_JSON_DEPTH and _nesting_exceeds(value, MAX_JSON_DEPTH):
-        return f"JSON is nested more than {MAX_JSON_DEPTH} levels deep"
-    return None
-
-
 def label_problems(labels: Mapping[str, str]) -> Iterator[tuple[str, str]]:
     """``(key, problem)`` for each label that breaks the label rules (shared by runs and tasks)."""
     if len(labels) > MAX_LABELS:
@@ -98,23 +78,6 @@ def label_problems(labels: Mapping[str, str]) -> Iterator[tuple[str, str]]:
 
 def _enum_names(descriptor: EnumDescriptor) -> str:
     return ", ".join(v.name for v in descriptor.values if v.number != 0)
-
-
-def _nesting_exceeds(value: object, limit: int) -> bool:
-    stack: list[tuple[object, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        children: Iterable[object]
-        if isinstance(item, dict):
-            children = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in children)
-    return False
 
 
 _TOOL_USE_ID = re.compile(r"[!-~]{1,256}")
@@ -175,6 +138,11 @@ def _blocks(
             tool_use_ids[use.id] = index
             c.length(use.name, f"{where}.tool_use.name", 1, 256)
             c.json_text(use.input_json, f"{where}.tool_use.input_json", want_object=True)
+            if use.provider_json:
+                c.json_text(use.provider_json, f"{where}.tool_use.provider_json", want_object=True)
+                disagreement = provider_call_disagreement(use)
+                if disagreement is not None:
+                    c.fail(f"{where}.tool_use.provider_json", disagreement)
         elif which == "opaque":
             c.length(block.opaque.provider, f"{where}.opaque.provider", 1, 64)
             c.length(block.opaque.type, f"{where}.opaque.type", 1, 128)

@@ -25,6 +25,8 @@ class StopReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     STOP_REASON_STOP_SEQUENCE: _ClassVar[StopReason]
     STOP_REASON_PAUSE_TURN: _ClassVar[StopReason]
     STOP_REASON_REFUSAL: _ClassVar[StopReason]
+    STOP_REASON_COMPACTION: _ClassVar[StopReason]
+    STOP_REASON_MODEL_CONTEXT_WINDOW_EXCEEDED: _ClassVar[StopReason]
 
 class Decision(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -58,6 +60,8 @@ STOP_REASON_MAX_TOKENS: StopReason
 STOP_REASON_STOP_SEQUENCE: StopReason
 STOP_REASON_PAUSE_TURN: StopReason
 STOP_REASON_REFUSAL: StopReason
+STOP_REASON_COMPACTION: StopReason
+STOP_REASON_MODEL_CONTEXT_WINDOW_EXCEEDED: StopReason
 DECISION_UNSPECIFIED: Decision
 DECISION_APPROVED: Decision
 DECISION_DENIED: Decision
@@ -144,14 +148,16 @@ class ThinkingBlock(_message.Message):
     def __init__(self, thinking: _Optional[str] = ..., signature: _Optional[str] = ..., redacted: _Optional[bool] = ..., data: _Optional[str] = ...) -> None: ...
 
 class ToolUseBlock(_message.Message):
-    __slots__ = ("id", "name", "input_json")
+    __slots__ = ("id", "name", "input_json", "provider_json")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     INPUT_JSON_FIELD_NUMBER: _ClassVar[int]
+    PROVIDER_JSON_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     input_json: str
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., input_json: _Optional[str] = ...) -> None: ...
+    provider_json: str
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., input_json: _Optional[str] = ..., provider_json: _Optional[str] = ...) -> None: ...
 
 class ToolResultBlock(_message.Message):
     __slots__ = ("tool_use_id", "content", "is_error")

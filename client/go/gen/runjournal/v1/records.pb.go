@@ -102,6 +102,13 @@ const (
 	StopReason_STOP_REASON_PAUSE_TURN StopReason = 5
 	// The model refused.
 	StopReason_STOP_REASON_REFUSAL StopReason = 6
+	// The provider paused the call after compacting the context (Anthropic's
+	// `compaction`, with `pause_after_compaction`); the caller continues it
+	// with the compaction block in place. Journal format 2 and later.
+	StopReason_STOP_REASON_COMPACTION StopReason = 7
+	// The input and output filled the model's context window (Anthropic's
+	// `model_context_window_exceeded`). Journal format 2 and later.
+	StopReason_STOP_REASON_MODEL_CONTEXT_WINDOW_EXCEEDED StopReason = 8
 )
 
 // Enum value maps for StopReason.
@@ -114,15 +121,19 @@ var (
 		4: "STOP_REASON_STOP_SEQUENCE",
 		5: "STOP_REASON_PAUSE_TURN",
 		6: "STOP_REASON_REFUSAL",
+		7: "STOP_REASON_COMPACTION",
+		8: "STOP_REASON_MODEL_CONTEXT_WINDOW_EXCEEDED",
 	}
 	StopReason_value = map[string]int32{
-		"STOP_REASON_UNSPECIFIED":   0,
-		"STOP_REASON_END_TURN":      1,
-		"STOP_REASON_TOOL_USE":      2,
-		"STOP_REASON_MAX_TOKENS":    3,
-		"STOP_REASON_STOP_SEQUENCE": 4,
-		"STOP_REASON_PAUSE_TURN":    5,
-		"STOP_REASON_REFUSAL":       6,
+		"STOP_REASON_UNSPECIFIED":                   0,
+		"STOP_REASON_END_TURN":                      1,
+		"STOP_REASON_TOOL_USE":                      2,
+		"STOP_REASON_MAX_TOKENS":                    3,
+		"STOP_REASON_STOP_SEQUENCE":                 4,
+		"STOP_REASON_PAUSE_TURN":                    5,
+		"STOP_REASON_REFUSAL":                       6,
+		"STOP_REASON_COMPACTION":                    7,
+		"STOP_REASON_MODEL_CONTEXT_WINDOW_EXCEEDED": 8,
 	}
 )
 
@@ -925,7 +936,19 @@ type ToolUseBlock struct {
 	// The tool name (1-256 characters).
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	// The call input: a JSON object, stored verbatim as text.
-	InputJson     string `protobuf:"bytes,3,opt,name=input_json,json=inputJson,proto3" json:"input_json,omitempty"`
+	InputJson string `protobuf:"bytes,3,opt,name=input_json,json=inputJson,proto3" json:"input_json,omitempty"`
+	// The provider's own call block or item, verbatim JSON text, when it holds
+	// more than `id`, `name` and `input`: OpenAI's `function_call` item (its
+	// `fc_` id and `status` beside `call_id`, `name` and `arguments`), or an
+	// Anthropic `tool_use` with further fields (such as `caller`). A client
+	// converting the conversation back to the provider's request shape sends
+	// this text in place of a block rebuilt from the typed fields. When set, it
+	// is a JSON object that agrees with them: its `name` equals `name`; its
+	// `call_id` (or, without one, its `id`) equals `id`; and its `arguments`
+	// equals `input_json` as text, or its `input` equals it as a JSON value.
+	// Journal format 2 and later: a format-1 run refuses it (its readers would
+	// refuse the unknown field).
+	ProviderJson  string `protobuf:"bytes,4,opt,name=provider_json,json=providerJson,proto3" json:"provider_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -977,6 +1000,13 @@ func (x *ToolUseBlock) GetName() string {
 func (x *ToolUseBlock) GetInputJson() string {
 	if x != nil {
 		return x.InputJson
+	}
+	return ""
+}
+
+func (x *ToolUseBlock) GetProviderJson() string {
+	if x != nil {
+		return x.ProviderJson
 	}
 	return ""
 }
@@ -2259,12 +2289,13 @@ const file_runjournal_v1_records_proto_rawDesc = "" +
 	"\bthinking\x18\x01 \x01(\tR\bthinking\x12\x1c\n" +
 	"\tsignature\x18\x02 \x01(\tR\tsignature\x12\x1a\n" +
 	"\bredacted\x18\x03 \x01(\bR\bredacted\x12\x12\n" +
-	"\x04data\x18\x04 \x01(\tR\x04data\"Q\n" +
+	"\x04data\x18\x04 \x01(\tR\x04data\"v\n" +
 	"\fToolUseBlock\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1d\n" +
 	"\n" +
-	"input_json\x18\x03 \x01(\tR\tinputJson\"\x83\x01\n" +
+	"input_json\x18\x03 \x01(\tR\tinputJson\x12#\n" +
+	"\rprovider_json\x18\x04 \x01(\tR\fproviderJson\"\x83\x01\n" +
 	"\x0fToolResultBlock\x12\x1e\n" +
 	"\vtool_use_id\x18\x01 \x01(\tR\ttoolUseId\x125\n" +
 	"\acontent\x18\x02 \x03(\v2\x1b.runjournal.v1.ContentBlockR\acontent\x12\x19\n" +
@@ -2359,7 +2390,7 @@ const file_runjournal_v1_records_proto_rawDesc = "" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tROLE_USER\x10\x01\x12\x12\n" +
-	"\x0eROLE_ASSISTANT\x10\x02*\xcd\x01\n" +
+	"\x0eROLE_ASSISTANT\x10\x02*\x98\x02\n" +
 	"\n" +
 	"StopReason\x12\x1b\n" +
 	"\x17STOP_REASON_UNSPECIFIED\x10\x00\x12\x18\n" +
@@ -2368,7 +2399,9 @@ const file_runjournal_v1_records_proto_rawDesc = "" +
 	"\x16STOP_REASON_MAX_TOKENS\x10\x03\x12\x1d\n" +
 	"\x19STOP_REASON_STOP_SEQUENCE\x10\x04\x12\x1a\n" +
 	"\x16STOP_REASON_PAUSE_TURN\x10\x05\x12\x17\n" +
-	"\x13STOP_REASON_REFUSAL\x10\x06*P\n" +
+	"\x13STOP_REASON_REFUSAL\x10\x06\x12\x1a\n" +
+	"\x16STOP_REASON_COMPACTION\x10\a\x12-\n" +
+	")STOP_REASON_MODEL_CONTEXT_WINDOW_EXCEEDED\x10\b*P\n" +
 	"\bDecision\x12\x18\n" +
 	"\x14DECISION_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11DECISION_APPROVED\x10\x01\x12\x13\n" +
