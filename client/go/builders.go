@@ -63,6 +63,20 @@ func Opaque(provider, typ string, value any) (*pb.ContentBlock, error) {
 	return &pb.ContentBlock{Block: &pb.ContentBlock_Opaque{Opaque: &pb.OpaqueBlock{Provider: provider, Type: typ, Json: text}}}, nil
 }
 
+// ToolUseText is a tool call whose input is the provider's own text, kept as
+// written; providerJSON is the provider's own call block or item, verbatim,
+// when it holds more than id, name and input (OpenAI's function_call item),
+// or "".
+func ToolUseText(id, name, inputJSON, providerJSON string) *pb.ContentBlock {
+	return &pb.ContentBlock{Block: &pb.ContentBlock_ToolUse{ToolUse: &pb.ToolUseBlock{Id: id, Name: name, InputJson: inputJSON, ProviderJson: providerJSON}}}
+}
+
+// OpaqueText is a provider-specific block whose JSON is the provider's own
+// text, kept byte for byte.
+func OpaqueText(provider, typ, jsonText string) *pb.ContentBlock {
+	return &pb.ContentBlock{Block: &pb.ContentBlock_Opaque{Opaque: &pb.OpaqueBlock{Provider: provider, Type: typ, Json: jsonText}}}
+}
+
 // MetaOptions are the optional fields of a meta record.
 type MetaOptions struct {
 	Labels      map[string]string

@@ -159,7 +159,24 @@ func (c *Client) Fold(ctx context.Context, runID string, asOfSeq int64) (*pb.Run
 	return resp.GetState(), nil
 }
 
-// FoldRaw sends a Fold request as is (for conversation_from).
+// FoldOptions are Fold's optional arguments, as Python's and TypeScript's keyword options.
+type FoldOptions struct {
+	AsOfSeq          int64 // fold as of this seq; 0 = now
+	ConversationFrom int32 // skip the conversation's first messages (their count stays in the state)
+	Uncompacted      bool  // the whole conversation, as if no compaction had happened
+}
+
+// FoldWith returns the folded state with options (see FoldOptions).
+func (c *Client) FoldWith(ctx context.Context, runID string, o FoldOptions) (*pb.RunState, error) {
+	req := &pb.FoldRequest{RunId: runID, AsOfSeq: o.AsOfSeq, ConversationFrom: o.ConversationFrom, Uncompacted: o.Uncompacted}
+	resp, err := unary(ctx, c, req, c.journal.Fold)
+	if err != nil {
+		return nil, err
+	}
+	return resp.GetState(), nil
+}
+
+// FoldRaw sends a Fold request as is.
 func (c *Client) FoldRaw(ctx context.Context, req *pb.FoldRequest) (*pb.FoldResponse, error) {
 	return unary(ctx, c, req, c.journal.Fold)
 }

@@ -115,11 +115,11 @@ func TestCompactionAgainstAServer(t *testing.T) {
 	if got := texts(state); state.GetCompactionSeq() != 4 || state.GetCompactedUptoSeq() != 3 || got != "so far and now?" {
 		t.Fatalf("compacted: seq %d upto %d conversation %q", state.GetCompactionSeq(), state.GetCompactedUptoSeq(), got)
 	}
-	whole, err := c.FoldRaw(ctx, &pb.FoldRequest{RunId: id, Uncompacted: true})
+	whole, err := c.FoldWith(ctx, id, rj.FoldOptions{Uncompacted: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := texts(whole.GetState()); !whole.GetState().GetUncompacted() || got != "hello|tool_use|found and now?" {
+	if got := texts(whole); !whole.GetUncompacted() || got != "hello|tool_use|found and now?" {
 		t.Fatalf("uncompacted: %q", got)
 	}
 	claimed, err := rj.Claim(ctx, c, id, "worker-b", fp, rj.ClaimOptions{Uncompacted: true})
