@@ -31,7 +31,6 @@ from runjournal_server.backends.jetstream.config import (
 from runjournal_server.core.errors import (
     CorruptJournalError,
     RunExistsError,
-    RunNotFoundError,
     StorageFullError,
     StorageUnavailableError,
 )
@@ -276,15 +275,19 @@ async def test_concurrent_creators_of_one_run_have_exactly_one_winner(
         assert stored_meta.line == meta(run_id, winner_prompt).line
 
 
-async def test_creating_into_records_without_a_meta_is_refused_and_the_run_reads_as_absent(
+async def test_records_without_a_meta_that_no_staging_marked_are_corrupt_to_a_creation_and_a_read(
     jetstream_backend: JetStreamBackend, raw: RawNats, nats_stream: StreamTarget
 ) -> None:
-    """Records without a meta are an unfinished staged creation (staging.py): no run, and no room for another."""
+    """Not provably an uncommitted creation (remains.py): never RUN_NOT_FOUND, never cleared, the subject named."""
     await raw.publish(f"{nats_stream.prefix}.{RUN}.2", turns(2, 2)[0].line)
-    with pytest.raises(RunExistsError):
+    named = rf"'{nats_stream.prefix}\.{RUN}\.2'"
+    with pytest.raises(CorruptJournalError, match=named):
         await jetstream_backend.create_journal(RUN, meta())
-    with pytest.raises(RunNotFoundError):
+    with pytest.raises(CorruptJournalError, match=named):
         await jetstream_backend.load(RUN)
+    with pytest.raises(CorruptJournalError, match=named):
+        await jetstream_backend.meta(RUN)
+    assert await raw.count(nats_stream.name, f"{nats_stream.prefix}.{RUN}.>") == 1
 
 
 # ---------------------------------------------------------------- two replicas, one run

@@ -101,7 +101,7 @@ async def test_a_creation_batch_is_refused_whole_when_the_run_has_any_message(
     jetstream_backend: JetStreamBackend, raw: RawNats, nats_stream: StreamTarget
 ) -> None:
     await raw.publish(subject(nats_stream, "7"), turns(7, 7)[0].line)  # not even a meta: still occupied
-    with pytest.raises(RunExistsError):
+    with pytest.raises(CorruptJournalError, match=subject(nats_stream, "7")):  # and no creation's remains
         await jetstream_backend.create_journal(RUN, meta(), turns(2, 3))
     assert await raw.count(nats_stream.name, f"{nats_stream.prefix}.{RUN}.>") == 1
 

@@ -25,6 +25,7 @@ from typing import TypeVar
 
 from runjournal_server.backends.base import Backend
 from runjournal_server.backends.file import opening
+from runjournal_server.backends.file.casing import check_case_sensitive
 from runjournal_server.backends.file.directory import RunDirectory
 from runjournal_server.backends.file.files import os_errors, read_all
 from runjournal_server.backends.file.group_commit import GroupCommitter
@@ -40,7 +41,8 @@ from runjournal_server.backends.file.reading import (
     scan_journal,
     walk_back,
 )
-from runjournal_server.backends.file.tombstones import Tombstones, delete, erase
+from runjournal_server.backends.file.tasks import TASKS_DIR
+from runjournal_server.backends.file.tombstones import DELETED_DIR, Tombstones, delete, erase
 from runjournal_server.backends.reading import BackwardWalk
 from runjournal_server.backends.task_store import TaskStore
 from runjournal_server.backends.tombstone import Tombstone
@@ -238,6 +240,8 @@ class FileBackend(Backend):
             fd, probe = tempfile.mkstemp(dir=self._dir, prefix=".write-probe-")
             os.close(fd)
             os.unlink(probe)
+            # Before any file is touched: on a volume that folds case two runs would share one journal.
+            check_case_sensitive(self._dir, (DELETED_DIR, TASKS_DIR))
             self._committer.start_sync()  # replays a dead process's commit log before any journal is read
         except OSError as err:
             raise StorageUnavailableError(

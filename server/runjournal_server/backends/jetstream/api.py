@@ -51,6 +51,9 @@ HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT = "Nats-Expected-Last-Subject-Sequ
 HEADER_BATCH_ID = "Nats-Batch-Id"
 HEADER_BATCH_SEQUENCE = "Nats-Batch-Sequence"
 HEADER_BATCH_COMMIT = "Nats-Batch-Commit"
+HEADER_STAGED = "Runjournal-Staged"
+"""Carried by each record a staged creation stores before its meta (``staging.py``): what proves remains
+without a meta are a creation that never committed (``remains.py``)."""
 
 
 _FULL_DESCRIPTIONS = ("maximum messages exceeded", "maximum bytes exceeded", "insufficient", "resources exceeded")
@@ -84,6 +87,8 @@ class StoredMessage:
     msg_id: str | None
     stored_at: float | None = None
     """When the stream stored it (seconds since the epoch), from the message's ``time``."""
+    staged: bool = False
+    """Stored by a staged creation ahead of its meta (it carries ``HEADER_STAGED``)."""
 
 
 @dataclass(frozen=True)
@@ -329,6 +334,7 @@ def _stored_message(message: Mapping[str, Any]) -> StoredMessage:
             data=data,
             msg_id=header_value(raw_headers, HEADER_MSG_ID),
             stored_at=_epoch_seconds(message.get("time")),
+            staged=header_value(raw_headers, HEADER_STAGED) is not None,
         )
     except (KeyError, TypeError, ValueError, binascii.Error) as err:
         raise NoAnswerError(f"the stream returned a malformed message: {_describe(err)}") from err

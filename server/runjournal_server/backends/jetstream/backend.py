@@ -290,7 +290,7 @@ class JetStreamBackend(Backend):
         if tombstone is not None:
             raise RunDeletedError(run_id, decode_tombstone(run_id, tombstone).last_seq)
         if message is None:
-            raise RunNotFoundError(run_id)
+            raise await self._reader.why_no_meta(run_id)  # records without a meta may be damage (remains.py)
         return self._reader.decode(run_id, 1, message)
 
     async def stream(self, run_id: str, from_seq: int) -> AsyncGenerator[StoredRecord, None]:

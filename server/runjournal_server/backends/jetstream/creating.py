@@ -4,12 +4,17 @@ The fence (``Expected-Last-Subject-Sequence: 0`` over the run's subjects, on
 the meta, the batch's first message) refuses a second creator, and also a
 "creation" into the remains of a run whose meta was removed by hand. A batch
 lands whole or not at all, so a run is never listed with only part of its
-creation. A refusal is decided by itself (the fence spans the run: it
-exists, or the stream is full); no answer or a duplicate ack is settled by
+creation. A refusal is decided by itself (the fence spans the run: something is
+there, or the stream is full); no answer or a duplicate ack is settled by
 reading the batch back (``publish.py``): anything stored there, even the
-same bytes, is ``RunExistsError`` (``runs/`` then answers a duplicate). A
+same bytes, is the run taken (``runs/`` then answers a duplicate). A
 duplicate ack over an empty run is an id remembered from a run removed
 within the duplicate window (where the server checks the fence first).
+
+A refused creation looks at what the run's subjects hold (``clearing.py``):
+a meta or a tombstone is ``RunExistsError``; the remains of a creation
+that never committed are cleared and the creation tried again; anything
+else is CORRUPT_JOURNAL naming it (``remains.py``).
 
 A creation larger than one atomic batch carries is staged first
 (``staging.py``).
@@ -27,6 +32,7 @@ from runjournal_server.backends.jetstream.api import (
     is_full,
     is_taken,
 )
+from runjournal_server.backends.jetstream.clearing import Remains
 from runjournal_server.backends.jetstream.journal import check_batch_size, record_targets
 from runjournal_server.backends.jetstream.layout import Layout, message_id, write_headers
 from runjournal_server.backends.jetstream.own_writes import OwnWrites
@@ -41,8 +47,11 @@ from runjournal_server.backends.jetstream.publish import (
 )
 from runjournal_server.backends.jetstream.reading import StreamReader
 from runjournal_server.backends.jetstream.staging import StagedCreation, needs_staging
-from runjournal_server.core.errors import RunExistsError, StorageFullError, StorageUnavailableError
+from runjournal_server.core.errors import StorageFullError, StorageUnavailableError
 from runjournal_server.core.records import StoredRecord
+
+MAX_CLEARINGS = 3
+"""Clearings of other creations' remains one creation goes through before it gives up (the run keeps moving)."""
 
 
 class Creation:
@@ -61,6 +70,19 @@ class Creation:
         if needs_staging(batch):  # more than one atomic batch carries: staged, then committed
             return await StagedCreation(api, self._layout, self._reader, self._own, run_id).store(batch)
         check_batch_size(run_id, batch)
+        remains = Remains(api, self._layout, self._reader, run_id)
+        for _ in range(MAX_CLEARINGS + 1):
+            stream_seq = await self._store_once(batch)
+            if stream_seq is not None:
+                return stream_seq
+            await remains.clear(await remains.look())  # or RUN_EXISTS, or CORRUPT_JOURNAL (remains.py)
+        raise StorageUnavailableError(
+            run_id, "creating the run: its subjects kept changing while another creation's remains were cleared"
+        )
+
+    async def _store_once(self, batch: list[StoredRecord]) -> int | None:
+        """Publish the creation: the stream seq of its last record, or None when the run's subjects are taken."""
+        run_id, api = self._run_id, self._api
         try:
             outcome = await publish_once(
                 api,
@@ -78,12 +100,12 @@ class Creation:
                 return stream_seq
             case Answered(Answer(refusal=ApiError() as refusal) as answer):
                 if answer.is_fence or is_taken(refusal):
-                    raise RunExistsError(run_id) from refusal
+                    return None
                 if is_full(refusal):
                     raise StorageFullError(run_id, f"creating the run: {refusal}") from refusal
                 raise StorageUnavailableError(run_id, f"creating the run: {refusal}") from refusal
             case Occupied():
-                raise RunExistsError(run_id)
+                return None
             case Empty(Answer(no_answer=NoAnswerError() as lost)):
                 raise StorageUnavailableError(
                     run_id, f"creating the run got no ack ({lost}); nothing is stored"

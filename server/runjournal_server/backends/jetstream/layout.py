@@ -6,7 +6,9 @@ comes from here.
 For run ``R`` under the subject prefix ``P`` the meta (seq 1) is the message
 on ``P.R.meta`` and the record with seq ``N >= 2`` the message on ``P.R.N``.
 A deleted run's tombstone is ``P.R.deleted``: inside the run's subjects, so
-the fences over ``P.R.>`` (creation, deletion) see it.
+the fences over ``P.R.>`` (creation, deletion) see it. While the remains of
+a creation that never committed are cleared, ``P.R.clearing`` marks it
+(``clearing.py``), inside them for the same reason.
 Run ids hold no '.', so the subjects of one run never include another's.
 Task documents live on ``P._tasks.<task>.<kind>`` (``tasks.py``); no run id
 starts with ``_``, and they have a token more, so they never fall under a
@@ -33,12 +35,14 @@ from runjournal_server.backends.jetstream.api import (
     HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT,
     HEADER_EXPECTED_STREAM,
     HEADER_MSG_ID,
+    HEADER_STAGED,
 )
 from runjournal_server.core.ids import is_valid_run_id
 from runjournal_server.core.records import StoredRecord
 
 META_TOKEN = "meta"
 TOMBSTONE_TOKEN = "deleted"
+CLEARING_TOKEN = "clearing"
 TASKS_TOKEN = "_tasks"
 DEFAULT_SUBJECT_PREFIX = "runjournal"
 _SEQ_TOKEN = re.compile(r"[1-9][0-9]*")
@@ -52,8 +56,10 @@ class Fence:
     stream_seq: int
 
 
-def write_headers(stream: str, *, fence: Fence | None = None, msg_id: str | None = None) -> dict[str, str]:
-    """The headers of a write to ``stream``: fenced on ``fence`` and carrying ``msg_id`` where given.
+def write_headers(
+    stream: str, *, fence: Fence | None = None, msg_id: str | None = None, staged: bool = False
+) -> dict[str, str]:
+    """The headers of a write to ``stream``: fenced on ``fence``, carrying ``msg_id`` where given, marked ``staged``.
 
     A message of an atomic batch carries no id (nats-server 2.12 refuses
     them) and, after the first, no fence (the server allows it only where no
@@ -61,6 +67,8 @@ def write_headers(stream: str, *, fence: Fence | None = None, msg_id: str | None
     write-once subject.
     """
     headers = {HEADER_EXPECTED_STREAM: stream}
+    if staged:
+        headers[HEADER_STAGED] = "1"
     if msg_id is not None:
         headers[HEADER_MSG_ID] = msg_id
     if fence is not None:
@@ -96,6 +104,10 @@ class Layout:
 
     def tombstone(self, run_id: str) -> str:
         return f"{self.prefix}.{run_id}.{TOMBSTONE_TOKEN}"
+
+    def clearing(self, run_id: str) -> str:
+        """The subject marking a clearing of the run's remains under way (``clearing.py``)."""
+        return f"{self.prefix}.{run_id}.{CLEARING_TOKEN}"
 
     def tombstones(self) -> str:
         """The tombstone subject of every deleted run."""

@@ -21,6 +21,7 @@ from runjournal_server.backends.jetstream.api import (
 )
 from runjournal_server.backends.jetstream.fetch import fetch_first
 from runjournal_server.backends.jetstream.layout import Layout, not_a_record, subject_problem
+from runjournal_server.backends.jetstream.remains import is_creation_remains, no_meta_problem
 from runjournal_server.backends.reading import BackwardWalk, decode_at
 from runjournal_server.core.errors import CorruptJournalError, RunNotFoundError, StorageUnavailableError
 from runjournal_server.core.ids import validate_run_id
@@ -78,7 +79,7 @@ class StreamReader:
         """The record on the run's meta subject alone."""
         (message,) = await self.read(run_id, [self._layout.subject(run_id, 1)])
         if message is None:
-            raise RunNotFoundError(run_id)
+            raise await self.why_no_meta(run_id)
         return self.decode(run_id, 1, message)
 
     async def stream(self, run_id: str, from_seq: int) -> AsyncGenerator[StoredRecord, None]:
@@ -154,6 +155,8 @@ class StreamReader:
         last, count = await self.call(run_id, lambda api: api.last_and_count(wildcard))
         if last is None:
             raise RunNotFoundError(run_id)
+        if last.subject == self._layout.clearing(run_id):
+            await self._check_subjects(run_id)  # the remains of a creation, being cleared: no run
         seq = self._seq_of(run_id, last)
         if count != seq:
             await self._check_subjects(run_id)
@@ -161,6 +164,10 @@ class StreamReader:
 
     async def _check_subjects(self, run_id: str) -> None:
         """Raise ``CorruptJournalError`` naming a subject of the run that no record of it may have.
+
+        Subjects without a meta are ``RunNotFoundError`` where they are a
+        deleted run's or an uncommitted creation's, and damage otherwise
+        (``remains.py``).
 
         Only on a count mismatch: the names are listed (pages of the info
         API), then the last message is read again, so every record the list
@@ -171,14 +178,30 @@ class StreamReader:
         subjects = await self.call(run_id, lambda api: api.subjects(wildcard))
         (last,) = await self.read(run_id, [wildcard])
         if last is None or self._layout.subject(run_id, 1) not in subjects:
-            # A run is its meta: records without one are a creation still being staged, or one a
-            # crash interrupted (staging.py), never a run.
-            raise RunNotFoundError(run_id)
+            raise self._no_meta(run_id, subjects, last)
         top = self._seq_of(run_id, last)
         problem = subject_problem(self._layout, run_id, subjects, top, last.subject)
         if problem is not None:
             detail, seq = problem
             raise CorruptJournalError(run_id, detail, seq=seq)
+
+    async def why_no_meta(self, run_id: str) -> RunNotFoundError | CorruptJournalError:
+        """Why a run's meta subject is empty: no run, or damage naming what its subjects hold (``remains.py``)."""
+        wildcard = self._layout.run_subjects(run_id)
+        subjects = await self.call(run_id, lambda api: api.subjects(wildcard))
+        (last,) = await self.read(run_id, [wildcard]) if subjects else (None,)
+        return self._no_meta(run_id, subjects, last)
+
+    def _no_meta(
+        self, run_id: str, subjects: list[str], last: StoredMessage | None
+    ) -> RunNotFoundError | CorruptJournalError:
+        """A run is its meta: subjects without one are no run, where they are nothing, a deleted run's (its
+        tombstone answers, ``backend.py``) or a creation's that never committed, and damage otherwise."""
+        if last is None or not subjects or self._layout.tombstone(run_id) in subjects:
+            return RunNotFoundError(run_id)
+        if is_creation_remains(self._layout, run_id, subjects, [last.staged]):
+            return RunNotFoundError(run_id)
+        return CorruptJournalError(run_id, no_meta_problem(self._layout, run_id, subjects), seq=1)
 
     async def next_after(self, run_id: str, after_stream_seq: int) -> StoredMessage | None:
         """The first message on the run's subjects stored after ``after_stream_seq``."""

@@ -12,21 +12,27 @@ server's batch timeout, so a creation of more records, or of more bytes than
 2. **Commit**: one atomic batch of the meta and records M+1..N, the meta
    fenced on the last staged message.
 
-A run is its meta: until the commit lands no reader finds the run (a run's
-subjects without a meta read as RUN_NOT_FOUND, ``reading.py``; the listing
-lists metas), and the commit lands whole or not at all. So the run has all of
-its creation or, to every reader, does not exist, across a crash too. The
-run's last message is still its last record, as the reads assume; only the
-meta's stream sequence is later than the staged records'.
+Each staged record carries the staging mark (``api.HEADER_STAGED``); the
+commit's do not. A run is its meta: until the commit lands no reader finds
+the run (a run's subjects without a meta read as RUN_NOT_FOUND where they
+are marked stages, ``remains.py``; the listing lists metas), and the commit
+lands whole or not at all. So the run has all of its creation or, to every
+reader, does not exist, across a crash too. The run's last message is still
+its last record, as the reads assume; only the meta's stream sequence is
+later than the staged records'.
 
 A crash or a lost connection during staging leaves staged records and no
 meta: nothing, to a reader. A retry resumes them: a creation whose fence is
-refused finds no meta and only records 2..k byte-identical to its own, and
-continues from k+1, fenced on them. Identical bytes are indistinguishable
-whoever staged them (a fork's records are its source's), so two creators of
-the same run may share a staging; one meta lands, the other is RUN_EXISTS.
-Staged records that differ (another creation of the id, abandoned midway) are
-RUN_EXISTS: the id stays taken until an operator purges its subjects.
+refused finds no meta and only marked records 2..k byte-identical to its
+own, and continues from k+1, fenced on them. Identical bytes are
+indistinguishable whoever staged them (a fork's records are its source's),
+so two creators of the same run may share a staging; one meta lands, the
+other is RUN_EXISTS. Staged records that differ (another creation of the
+id, abandoned midway or still going) are cleared by a creation that has
+staged nothing yet (``clearing.py``), which then stages from the start; a
+creation whose own stages were cleared so lost the id to a rival:
+RUN_EXISTS. Remains that are not marked stages are CORRUPT_JOURNAL
+(``remains.py``).
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from runjournal_server.backends.jetstream.api import (
     is_full,
     is_taken,
 )
+from runjournal_server.backends.jetstream.clearing import Remains
 from runjournal_server.backends.jetstream.config import MAX_ATOMIC_BATCH
 from runjournal_server.backends.jetstream.journal import record_targets
 from runjournal_server.backends.jetstream.layout import Layout, write_headers
@@ -54,7 +61,6 @@ STAGE_BYTES = 4 * 1024 * 1024
 """Record bytes per staged batch (at least one record): well inside the server's batch commit timeout."""
 MAX_STAGE_REFUSALS = 5
 """Fence refusals in a row without progress a staging survives by resuming before it gives up."""
-_COMPARE_WINDOW = 64
 
 
 def needs_staging(batch: Sequence[StoredRecord]) -> bool:
@@ -84,6 +90,8 @@ class StagedCreation:
         self._reader = reader
         self._own = own
         self._run_id = run_id
+        self._landed = False
+        """A stage of ours was stored: remains that are not ours now mean a rival cleared them (RUN_EXISTS)."""
 
     async def store(self, batch: list[StoredRecord]) -> int:
         meta, rest = batch[0], batch[1:]
@@ -98,7 +106,7 @@ class StagedCreation:
             if stream_seq is not None and not pending:
                 return stream_seq
             if stream_seq is not None:
-                done, after = done + len(messages), stream_seq
+                done, after, self._landed = done + len(messages), stream_seq, True
                 continue
             refusals += 1
             if refusals > MAX_STAGE_REFUSALS:
@@ -148,8 +156,10 @@ class StagedCreation:
 
     def _outgoing(self, messages: list[StoredRecord], after: int) -> list[Outgoing]:
         # The fence on the first message covers the whole run; the others rely on their write-once subjects.
-        plain = write_headers(self._api.stream)
-        fence = write_headers(self._api.stream, fence=self._layout.run_fence(self._run_id, after))
+        # A stage's records carry the staging mark, the commit's (the meta's batch) do not (remains.py).
+        staged = messages[0].seq != 1
+        plain = write_headers(self._api.stream, staged=staged)
+        fence = write_headers(self._api.stream, fence=self._layout.run_fence(self._run_id, after), staged=staged)
         return [
             Outgoing(self._layout.subject(self._run_id, stored.seq), stored.line, fence if index == 0 else plain)
             for index, stored in enumerate(messages)
@@ -158,24 +168,19 @@ class StagedCreation:
     async def _resume(self, staged: list[StoredRecord]) -> tuple[int, int]:
         """After a refused fence: how many of ``staged`` the stream holds already, and the stream seq to fence on.
 
-        RUN_EXISTS when the run has a meta (a creation landed) or its subjects hold
-        anything but a prefix of ``staged``, byte for byte.
+        RUN_EXISTS when the run has a meta (a creation landed) or a tombstone,
+        or when our stages were cleared by a rival creation; CORRUPT_JOURNAL
+        when its subjects hold anything but a creation's remains. Remains
+        that are a prefix of ``staged``, byte for byte, are resumed; others
+        are cleared and staging begins again (``clearing.py``).
         """
-        run_id, layout = self._run_id, self._layout
-        (meta,) = await self._reader.read(run_id, [layout.subject(run_id, 1)])
-        if meta is not None:
-            raise RunExistsError(run_id)
-        wildcard = layout.run_subjects(run_id)
-        last, count = await self._reader.call(run_id, lambda api: api.last_and_count(wildcard))
-        if last is None:
+        remains = Remains(self._api, self._layout, self._reader, self._run_id)
+        found = await remains.look(staged)
+        if not found.held:
             return 0, 0  # the stream holds nothing of the run any more: stage from the start
-        top = layout.seq_of(run_id, last.subject)
-        if top is None or top < 2 or count != top - 1 or top - 1 > len(staged):
-            raise RunExistsError(run_id)
-        for first in range(2, top + 1, _COMPARE_WINDOW):
-            seqs = range(first, min(first + _COMPARE_WINDOW, top + 1))
-            found = await self._reader.read(run_id, [layout.subject(run_id, seq) for seq in seqs])
-            for seq, message in zip(seqs, found, strict=True):
-                if message is None or message.data != staged[seq - 2].line:
-                    raise RunExistsError(run_id)
-        return top - 1, last.stream_seq
+        if all(held.ours for held in found.held):  # marked stages 2..k (remains.py), each one of ours
+            return len(found.held), found.last_stream_seq
+        if self._landed:
+            raise RunExistsError(self._run_id)  # our stages are gone: a rival creation cleared them
+        await remains.clear(found)
+        return 0, 0
