@@ -25,7 +25,13 @@ from runjournal import meta_record, text_block
 from runjournal.adapters._openai_agents_journal import LABEL_NAMESPACE, LABEL_SESSION, OP_KEY, run_id_of
 from runjournal.adapters.openai_agents import MAX_BATCH_ITEMS, RunJournalSession, SessionJournalError
 from runjournal.aio import AsyncJournalClient
-from runjournal.errors import RunExistsError, RunNotFoundError, SeqConflictError
+from runjournal.errors import (
+    RecordTooLargeError,
+    RunClaimedError,
+    RunExistsError,
+    RunNotFoundError,
+    SeqConflictError,
+)
 from runjournal.render import render_state
 from runjournal.v1 import records_pb2
 from tests.api.conftest import journal_server
@@ -277,6 +283,26 @@ async def test_a_run_that_is_not_this_sessions_is_refused_and_left_alone(client:
     with pytest.raises(SessionJournalError, match="not this session's"):
         await session.get_items()
     assert len(await stored(client, session.run_id)) == 1
+
+
+async def test_an_item_larger_than_a_record_is_refused_by_the_server_and_nothing_is_written(
+    client: AsyncJournalClient,
+) -> None:
+    session = RunJournalSession(new_session_id(), client)
+    await session.add_items([RECORDED_ITEMS[0]])
+    with pytest.raises(RecordTooLargeError):
+        await session.add_items([RECORDED_ITEMS[2], {"role": "user", "content": "x" * (1 << 20)}])
+    assert await session.get_items() == [RECORDED_ITEMS[0]]
+
+
+async def test_a_claim_on_a_sessions_run_fences_every_session_out(client: AsyncJournalClient) -> None:
+    session = RunJournalSession(new_session_id(), client)
+    await session.add_items([RECORDED_ITEMS[0]])
+    fingerprint = records_pb2.Fingerprint(provider="openai-agents", model="session")
+    await client.claim(session.run_id, "worker-1", fingerprint)
+    with pytest.raises(RunClaimedError):
+        await RunJournalSession(session.session_id, client).add_items([RECORDED_ITEMS[2]])
+    assert await session.get_items() == [RECORDED_ITEMS[0]], "reading goes on"
 
 
 async def test_more_items_than_one_batch_holds_are_written_in_several(client: AsyncJournalClient) -> None:
