@@ -7,10 +7,22 @@
  */
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { foldSessionSummary, type SessionKey, type SessionStoreEntry } from "@anthropic-ai/claude-agent-sdk";
+import {
+  deleteSession,
+  foldSessionSummary,
+  forkSession,
+  getSessionInfo,
+  getSessionMessages,
+  listSessions,
+  renameSession,
+  type SessionKey,
+  type SessionStoreEntry,
+  tagSession,
+} from "@anthropic-ai/claude-agent-sdk";
 import { RunJournalSessionStore } from "../../src/adapters/claude-agent-sdk.js";
 import { JournalClient, RunDeletedError, SeqConflictError } from "../../src/index.js";
 import { type Server, startServer, unavailable } from "./server.js";
@@ -301,6 +313,44 @@ describe("claude agent sdk session store: retries, concurrent writers, deletion,
     await store.delete(KEY);
     await assert.rejects(store.append(KEY, [e({ n: 2 })]), RunDeletedError);
     await store.delete(KEY);
+  });
+
+  test("the SDK's session functions list, read, rename, tag, fork and delete through the store", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cas-"));
+    try {
+      const sessionStore = new RunJournalSessionStore(client, { namespace: namespace() });
+      const options = { dir, sessionStore };
+      const sessionId = crypto.randomUUID();
+      const question = crypto.randomUUID();
+      const common = { sessionId, cwd: dir, isSidechain: false };
+      // The SDK's project key of a directory: its real path with every character outside [A-Za-z0-9] as "-".
+      const projectKey = resolve(dir).replace(/[^a-zA-Z0-9]/g, "-");
+      await sessionStore.append({ projectKey, sessionId }, [
+        { type: "user", uuid: question, parentUuid: null, timestamp: "2024-01-01T00:00:00.000Z", message: { role: "user", content: "What is 2+2?" }, ...common },
+        { type: "assistant", uuid: crypto.randomUUID(), parentUuid: question, timestamp: "2024-01-01T00:00:01.000Z", message: { role: "assistant", content: [{ type: "text", text: "4" }] }, ...common },
+      ]);
+      const [listed] = await listSessions(options);
+      assert.deepEqual([listed?.sessionId, listed?.summary, listed?.createdAt], [sessionId, "What is 2+2?", 1704067200000]);
+      const messages = await getSessionMessages(sessionId, options);
+      assert.deepEqual(
+        messages.map((m) => [m.type, m.message]),
+        [
+          ["user", { role: "user", content: "What is 2+2?" }],
+          ["assistant", { role: "assistant", content: [{ type: "text", text: "4" }] }],
+        ],
+      );
+      await renameSession(sessionId, "renamed", options);
+      await tagSession(sessionId, "tagged", options);
+      const info = await getSessionInfo(sessionId, options);
+      assert.deepEqual([info?.customTitle, info?.tag], ["renamed", "tagged"]);
+      const fork = await forkSession(sessionId, options);
+      assert.deepEqual((await getSessionMessages(fork.sessionId, options)).map((m) => m.message), messages.map((m) => m.message));
+      await deleteSession(sessionId, options);
+      assert.deepEqual((await listSessions(options)).map((s) => s.sessionId), [fork.sessionId]);
+      assert.equal(await sessionStore.load({ projectKey, sessionId }), null);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("the adapter is exported under its subpath, and the base entry point never loads it", async () => {
