@@ -246,8 +246,9 @@ def _block(block: records_pb2.ContentBlock) -> list[str]:
         status = "error" if result.is_error else "ok"
         body = [line for inner in result.content for line in _block(inner)]
         return [f"<- [{safe_text(result.tool_use_id)}] {status}"] + ["   " + line for line in body]
-    if kind == "opaque":
-        return [f"({safe_text(block.opaque.provider)} {safe_text(block.opaque.type)})"]
+    if kind == "opaque":  # its JSON previewed as a call's input is: a session store's entries are read here
+        opaque = block.opaque
+        return [f"({safe_text(opaque.provider)} {safe_text(opaque.type)}) {safe_text(_preview(opaque.json))}"]
     return ["(empty block)"]
 
 
