@@ -18,7 +18,8 @@ import pytest
 from claude_agent_sdk import SessionKey, SessionStore
 from claude_agent_sdk.testing import run_session_store_conformance
 
-from runjournal.adapters._claude_sessions import LABEL_SESSION, MAX_RUN_ID_CHARS, place_of
+from runjournal.adapters._claude_sessions import LABEL_SESSION, place_of
+from runjournal.adapters._run_ids import MAX_RUN_ID_CHARS
 from runjournal.adapters.claude_agent_sdk import RunJournalSessionStore
 from runjournal.aio import AsyncJournalClient
 from runjournal.errors import RunDeletedError, SeqConflictError

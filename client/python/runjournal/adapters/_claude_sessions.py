@@ -1,16 +1,9 @@
 """Where a Claude Agent SDK session key lives in runjournal, and how its entries are stored: pure, no I/O.
 
-A key (project key, session id, optional subpath) is one run. Its run id is
-``<namespace>_p<project>_s<session>[_k<subpath>]`` with each part escaped:
-``[A-Za-z0-9-]`` stay as they are, every other character becomes ``_`` and two
-lower-case hex digits per UTF-8 byte. ``_`` then only ever starts an escape
-(``_`` + hex) or a separator (``_p``, ``_s``, ``_k``, ``_h``: letters that are
-not hex digits), so the mapping is injective and readable. When that id would
-be longer than the 128 characters a run id may have, the run id is
-``<namespace>_h<sha256 of the long id, hex>``. The key itself is kept verbatim
-in the run's labels (what ListRuns filters on and returns), so listing never
-decodes an id. The TypeScript adapter maps keys the same way, so both reach the
-same run.
+A key (project key, session id, optional subpath) is one run, whose id is
+``<namespace>_p<project>_s<session>[_k<subpath>]`` by the rule of
+``_run_ids`` (escaped, hashed when too long, the key kept verbatim in the
+run's labels, which ListRuns filters on and returns).
 
 Each entry is one ``user`` record holding one ``opaque`` block (provider
 ``claude-agent-sdk``, type the entry's ``type``, JSON the entry's text):
@@ -25,7 +18,6 @@ summary, so listing summaries reads one record per session.
 from __future__ import annotations
 
 import datetime
-import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -34,6 +26,7 @@ from typing import Any
 from claude_agent_sdk import SessionKey, SessionStoreEntry, SessionSummaryEntry, fold_session_summary
 
 from runjournal._builders import meta_record, note_record, text_block, user_record
+from runjournal.adapters._run_ids import run_id_of
 from runjournal.v1 import records_pb2
 
 PROVIDER = "claude-agent-sdk"
@@ -49,32 +42,8 @@ LABEL_SUBPATH = "claude-agent-sdk/subpath"
 LABEL_TRANSCRIPT = "claude-agent-sdk/transcript"
 MAIN, SUBAGENT = "main", "subagent"
 
-MAX_RUN_ID_CHARS = 128
-MAX_NAMESPACE_CHARS = 40
 MAX_LABEL_VALUE_CHARS = 256
-_KEPT = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-")
-_ALNUM = _KEPT - {"-"}
 MAX_OPAQUE_TYPE_CHARS = 128
-
-
-def check_namespace(namespace: str) -> str:
-    """``namespace`` unchanged, or ``ValueError``: 1-40 of ``[A-Za-z0-9-]``, starting with a letter or digit."""
-    if not (
-        isinstance(namespace, str)
-        and 1 <= len(namespace) <= MAX_NAMESPACE_CHARS
-        and namespace[0] in _ALNUM
-        and set(namespace) <= _KEPT
-    ):
-        raise ValueError(
-            f"namespace {namespace!r} must be 1-{MAX_NAMESPACE_CHARS} characters of [A-Za-z0-9-], "
-            "starting with a letter or digit (it begins every run id and holds no '_')"
-        )
-    return namespace
-
-
-def escape(text: str) -> str:
-    """``text`` with every character outside ``[A-Za-z0-9-]`` written as ``_`` + hex per UTF-8 byte."""
-    return "".join(ch if ch in _KEPT else "".join(f"_{byte:02x}" for byte in ch.encode("utf-8")) for ch in text)
 
 
 @dataclass(frozen=True)
@@ -99,12 +68,8 @@ def place_of(namespace: str, key: Mapping[str, Any]) -> Place:
     subpath = None if key.get("subpath") is None else _part(key, "subpath")
     if subpath == "":
         raise ValueError("subpath must not be empty: omit it for the main transcript")
-    long_id = f"{namespace}_p{escape(project_key)}_s{escape(session_id)}"
-    if subpath is not None:
-        long_id += f"_k{escape(subpath)}"
-    run_id = long_id
-    if len(long_id) > MAX_RUN_ID_CHARS:
-        run_id = f"{namespace}_h{hashlib.sha256(long_id.encode('ascii')).hexdigest()}"
+    parts = [("p", project_key), ("s", session_id)] + ([("k", subpath)] if subpath is not None else [])
+    run_id = run_id_of(namespace, parts)
     return Place(run_id, project_key, session_id, subpath, run_labels(namespace, project_key, session_id, subpath))
 
 

@@ -1,13 +1,9 @@
 """Where an OpenAI Agents SDK session lives in runjournal, and how its history is kept: pure, no I/O.
 
-A session is one run. Its run id is ``<namespace>_s<session id escaped>``:
-``[A-Za-z0-9-]`` stay as they are, every other character becomes ``_`` and
-two lower-case hex digits per UTF-8 byte, so ``_`` only ever starts an escape
-or the ``_s`` / ``_h`` separators (letters that are not hex digits) and the
-mapping is injective and readable. An id longer than the 128 characters a run
-id may have becomes ``<namespace>_h<sha256 of that long id, hex>``. The
-session id itself is kept verbatim in the run's labels (``openai-agents/session``),
-which ListRuns filters on. The TypeScript adapter maps ids the same way.
+A session is one run, whose id is ``<namespace>_s<session id>`` by the rule
+of ``_run_ids`` (escaped, hashed when too long); the session id itself is kept
+verbatim in the run's labels (``openai-agents/session``), which ListRuns
+filters on.
 
 The journal is append-only, and the SDK's history is not (``pop_item``,
 ``clear_session``), so history changes are records that supersede, and the
@@ -33,7 +29,6 @@ to this adapter it is not, and the fold below refuses notes it cannot apply.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -49,13 +44,9 @@ OP_KEY = "openai_agents_session"
 LABEL_NAMESPACE = "openai-agents/namespace"
 LABEL_SESSION = "openai-agents/session"
 
-MAX_RUN_ID_CHARS = 128
-MAX_NAMESPACE_CHARS = 40
 MAX_SESSION_ID_CHARS = 256
 """What a label value holds: the session id is kept verbatim in the run's labels."""
 MAX_TYPE_CHARS = 128
-_KEPT = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-")
-_ALNUM = _KEPT - {"-"}
 
 
 class SessionJournalError(ValueError):
@@ -63,21 +54,6 @@ class SessionJournalError(ValueError):
 
 
 # --- where a session lives -----------------------------------------------------
-
-
-def check_namespace(namespace: str) -> str:
-    """``namespace`` unchanged, or ``ValueError``: 1-40 of ``[A-Za-z0-9-]``, starting with a letter or digit."""
-    if not (
-        isinstance(namespace, str)
-        and 1 <= len(namespace) <= MAX_NAMESPACE_CHARS
-        and namespace[0] in _ALNUM
-        and set(namespace) <= _KEPT
-    ):
-        raise ValueError(
-            f"namespace {namespace!r} must be 1-{MAX_NAMESPACE_CHARS} characters of [A-Za-z0-9-], "
-            "starting with a letter or digit (it begins every run id and holds no '_')"
-        )
-    return namespace
 
 
 def check_session_id(session_id: str) -> str:
@@ -94,19 +70,6 @@ def check_session_id(session_id: str) -> str:
     except UnicodeEncodeError as err:
         raise ValueError("the session id is not valid Unicode (a lone surrogate)") from err
     return session_id
-
-
-def escape(text: str) -> str:
-    """``text`` with every character outside ``[A-Za-z0-9-]`` written as ``_`` + hex per UTF-8 byte."""
-    return "".join(ch if ch in _KEPT else "".join(f"_{byte:02x}" for byte in ch.encode("utf-8")) for ch in text)
-
-
-def run_id_of(namespace: str, session_id: str) -> str:
-    """The run id of ``session_id`` under ``namespace`` (both checked by the callers)."""
-    long_id = f"{namespace}_s{escape(session_id)}"
-    if len(long_id) <= MAX_RUN_ID_CHARS:
-        return long_id
-    return f"{namespace}_h{hashlib.sha256(long_id.encode('ascii')).hexdigest()}"
 
 
 def run_labels(namespace: str, session_id: str) -> dict[str, str]:

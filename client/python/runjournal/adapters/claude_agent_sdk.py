@@ -47,7 +47,6 @@ from runjournal.adapters._claude_sessions import (
     SUBAGENT,
     Entry,
     Transcript,
-    check_namespace,
     check_project_key,
     entry_of,
     epoch_ms,
@@ -57,6 +56,7 @@ from runjournal.adapters._claude_sessions import (
     prepare,
     summary_of,
 )
+from runjournal.adapters._run_ids import check_namespace
 from runjournal.aio import AsyncJournalClient
 from runjournal.errors import (
     LastSeqMismatchError,

@@ -38,15 +38,14 @@ from runjournal.adapters._openai_agents_journal import (
     SessionJournalError,
     StoredItem,
     added_note,
-    check_namespace,
     check_session_id,
     cleared_note,
     encode_items,
     item_record,
     popped_note,
-    run_id_of,
     run_labels,
 )
+from runjournal.adapters._run_ids import check_namespace, run_id_of
 from runjournal.aio import AsyncJournalClient
 from runjournal.errors import RunExistsError, RunNotFoundError, SeqConflictError
 from runjournal.v1 import records_pb2
@@ -89,7 +88,7 @@ class RunJournalSession:
         self.session_settings = session_settings
         self._client = client
         namespace = check_namespace(namespace)
-        self._journal = SessionJournal(run_id_of(namespace, session_id), run_labels(namespace, session_id))
+        self._journal = SessionJournal(run_id_of(namespace, [("s", session_id)]), run_labels(namespace, session_id))
         self._lock = asyncio.Lock()
 
     @property

@@ -26,8 +26,8 @@ import {
   SeqGapError,
 } from "../errors.js";
 import type { RunSummary } from "../gen/runjournal/v1/state_pb.js";
+import { checkNamespace } from "./run-ids.js";
 import {
-  checkNamespace,
   checkProjectKey,
   type Entry,
   entryOf,
@@ -44,7 +44,8 @@ import {
   Transcript,
 } from "./claude-sessions.js";
 
-export { placeOf, escape, LABEL_NAMESPACE, LABEL_PROJECT, LABEL_SESSION, LABEL_SUBPATH, LABEL_TRANSCRIPT } from "./claude-sessions.js";
+export { escape } from "./run-ids.js";
+export { placeOf, LABEL_NAMESPACE, LABEL_PROJECT, LABEL_SESSION, LABEL_SUBPATH, LABEL_TRANSCRIPT } from "./claude-sessions.js";
 
 export const DEFAULT_NAMESPACE = "claude";
 /** Every write carries the creator's claim token: session runs are never claimed, so the seq alone decides. */

@@ -18,10 +18,10 @@
  * every write ends with a `note` holding the SDK's session summary, so listing summaries reads one record per
  * session.
  */
-import { createHash } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { foldSessionSummary, type SessionKey, type SessionStoreEntry } from "@anthropic-ai/claude-agent-sdk";
 import { metaRecord, noteRecord, textBlock, userRecord } from "../builders.js";
+import { runIdOf } from "./run-ids.js";
 import {
   type ContentBlock,
   ContentBlockSchema,
@@ -44,34 +44,9 @@ export const LABEL_TRANSCRIPT = "claude-agent-sdk/transcript";
 export const MAIN = "main";
 export const SUBAGENT = "subagent";
 
-export const MAX_RUN_ID_CHARS = 128;
-export const MAX_NAMESPACE_CHARS = 40;
 /** Counted in code points, as the server counts. */
 export const MAX_LABEL_VALUE_CHARS = 256;
 const MAX_OPAQUE_TYPE_CHARS = 128;
-const KEPT = /^[A-Za-z0-9-]$/;
-const NAMESPACE = /^[A-Za-z0-9][A-Za-z0-9-]*$/;
-
-/** `namespace` unchanged, or a RangeError: 1-40 of `[A-Za-z0-9-]`, starting with a letter or digit. */
-export function checkNamespace(namespace: string): string {
-  if (typeof namespace !== "string" || namespace.length > MAX_NAMESPACE_CHARS || !NAMESPACE.test(namespace)) {
-    throw new RangeError(
-      `namespace ${JSON.stringify(namespace)} must be 1-${MAX_NAMESPACE_CHARS} characters of [A-Za-z0-9-], ` +
-        "starting with a letter or digit (it begins every run id and holds no '_')",
-    );
-  }
-  return namespace;
-}
-
-/** `text` with every character outside `[A-Za-z0-9-]` written as `_` + hex per UTF-8 byte. */
-export function escape(text: string): string {
-  let out = "";
-  for (const ch of text) {
-    if (KEPT.test(ch)) out += ch;
-    else for (const byte of Buffer.from(ch, "utf8")) out += `_${byte.toString(16).padStart(2, "0")}`;
-  }
-  return out;
-}
 
 /** A session key's run: its id and the labels that name the key. */
 export interface Place {
@@ -88,10 +63,9 @@ export function placeOf(namespace: string, key: SessionKey): Place {
   const sessionId = part(key.sessionId, "sessionId");
   const subpath = key.subpath === undefined || key.subpath === null ? undefined : part(key.subpath, "subpath");
   if (subpath === "") throw new RangeError("subpath must not be empty: omit it for the main transcript");
-  let longId = `${namespace}_p${escape(projectKey)}_s${escape(sessionId)}`;
-  if (subpath !== undefined) longId += `_k${escape(subpath)}`;
-  const runId =
-    longId.length > MAX_RUN_ID_CHARS ? `${namespace}_h${createHash("sha256").update(longId, "ascii").digest("hex")}` : longId;
+  const parts: [string, string][] = [["p", projectKey], ["s", sessionId]];
+  if (subpath !== undefined) parts.push(["k", subpath]);
+  const runId = runIdOf(namespace, parts);
   return { runId, projectKey, sessionId, subpath, labels: runLabels(namespace, projectKey, sessionId, subpath) };
 }
 

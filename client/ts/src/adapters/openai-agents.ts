@@ -20,10 +20,11 @@
  *
  * Only the SDK's types are imported: nothing of the SDK is loaded at run time.
  */
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import type { AgentInputItem, Session } from "@openai/agents";
 import { metaRecord, noteRecord, opaqueBlock, textBlock, userRecord } from "../builders.js";
+import { checkNamespace, runIdOf } from "./run-ids.js";
 import type { JournalClient } from "../client.js";
 import { RunExistsError, RunNotFoundError, SeqConflictError } from "../errors.js";
 import { FingerprintSchema, type JournalRecord, type UserFollowUp, type Note, type Meta } from "../gen/runjournal/v1/records_pb.js";
@@ -39,13 +40,10 @@ export const MAX_BATCH_ITEMS = 499;
 /** Bytes of items per AppendBatch, under the server's default 4 MiB batch limit. */
 export const MAX_BATCH_BYTES = 3 * 1024 * 1024;
 
-const MAX_RUN_ID_CHARS = 128;
-const MAX_NAMESPACE_CHARS = 40;
 const MAX_SESSION_ID_CHARS = 256;
 const MAX_TYPE_CHARS = 128;
 /** Every write carries the creator's claim token: a session's run is never claimed, so the seq alone decides. */
 const CREATOR_TOKEN = 1n;
-const KEPT = /^[A-Za-z0-9-]$/;
 
 /** The session's run holds records this adapter cannot fold (written by something else). */
 export class SessionJournalError extends Error {
@@ -53,16 +51,6 @@ export class SessionJournalError extends Error {
 }
 
 // --- where a session lives ------------------------------------------------------
-
-export function checkNamespace(namespace: string): string {
-  if (!/^[A-Za-z0-9][A-Za-z0-9-]{0,39}$/.test(namespace)) {
-    throw new RangeError(
-      `namespace ${JSON.stringify(namespace)} must be 1-${MAX_NAMESPACE_CHARS} characters of [A-Za-z0-9-], ` +
-        "starting with a letter or digit (it begins every run id and holds no '_')",
-    );
-  }
-  return namespace;
-}
 
 export function checkSessionId(sessionId: string): string {
   if (typeof sessionId !== "string") throw new TypeError(`a session id must be a string, got ${typeof sessionId}`);
@@ -74,20 +62,9 @@ export function checkSessionId(sessionId: string): string {
   return sessionId;
 }
 
-/** `text` with every character outside `[A-Za-z0-9-]` written as `_` + hex per UTF-8 byte. */
-export function escape(text: string): string {
-  let out = "";
-  for (const ch of text) {
-    out += KEPT.test(ch) ? ch : [...Buffer.from(ch, "utf8")].map((byte) => `_${byte.toString(16).padStart(2, "0")}`).join("");
-  }
-  return out;
-}
-
-/** The run id of `sessionId` under `namespace`. */
-export function runIdOf(namespace: string, sessionId: string): string {
-  const longId = `${namespace}_s${escape(sessionId)}`;
-  if (longId.length <= MAX_RUN_ID_CHARS) return longId;
-  return `${namespace}_h${createHash("sha256").update(longId, "ascii").digest("hex")}`;
+/** The run id of `sessionId` under `namespace`: `<namespace>_s<session id escaped>` (see run-ids.ts). */
+export function sessionRunId(namespace: string, sessionId: string): string {
+  return runIdOf(namespace, [["s", sessionId]]);
 }
 
 // --- items ------------------------------------------------------------------------
@@ -272,7 +249,7 @@ export class RunJournalSession implements Session {
   ) {
     this.sessionId = checkSessionId(sessionId);
     const namespace = checkNamespace(options.namespace ?? DEFAULT_NAMESPACE);
-    this.journal = new SessionJournal(runIdOf(namespace, sessionId), {
+    this.journal = new SessionJournal(sessionRunId(namespace, sessionId), {
       [LABEL_NAMESPACE]: namespace,
       [LABEL_SESSION]: sessionId,
     });

@@ -16,7 +16,7 @@ import {
   MAX_BATCH_ITEMS,
   OP_KEY,
   RunJournalSession,
-  runIdOf,
+  sessionRunId,
   SessionJournalError,
 } from "../../src/adapters/openai-agents.js";
 import { create } from "@bufbuild/protobuf";
@@ -226,10 +226,10 @@ test("session ids and namespaces the run cannot hold are refused; ids map to dis
     assert.throws(() => new RunJournalSession("s", client, { namespace }), /namespace/);
   }
   const ids = ["a", "a_", "a_5f", "_", "", "-", "user 42", "user_42", "ü", "日本", "a".repeat(256), "a".repeat(255) + "b"];
-  const runIds = ids.map((id) => runIdOf("agents", id));
+  const runIds = ids.map((id) => sessionRunId("agents", id));
   assert.ok(runIds.every((id) => /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/.test(id)), String(runIds));
   assert.equal(new Set(runIds).size, ids.length);
-  assert.equal(runIdOf("agents", "user_42"), "agents_suser_5f42");
+  assert.equal(sessionRunId("agents", "user_42"), "agents_suser_5f42");
 });
 
 test("a run that is not this session's is refused and left alone", { skip }, async () => {
