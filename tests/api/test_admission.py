@@ -12,11 +12,11 @@ from pathlib import Path
 
 import grpc
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc
-from runjournal_server.api.admission import HEALTH_STREAMS_PER_CONNECTION
+from runjournal_server.api.admission import DRAINING, HEALTH_STREAMS_PER_CONNECTION, Admission
 from runjournal_server.api.auth import token_sha256
 from tests.api.rpc import error_info, new_run_id
 from tests.support import builders as b
@@ -143,3 +143,31 @@ def test_idle_watchers_filling_the_health_budget_leave_room_for_check(server_fac
     held, serving = asyncio.run(_watches_then_check(server.address, 8))
     assert held == 6  # a quarter of the budget is kept for unary calls
     assert serving
+
+
+async def _a_call_during_the_drain() -> tuple[grpc.StatusCode, str, bool]:
+    admission = Admission(None, max_calls=4, max_health_calls=4)
+    server = grpc.aio.server(interceptors=[admission])
+    health_pb2_grpc.add_HealthServicer_to_server(health.aio.HealthServicer(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=30)
+            admission.drain()
+            try:
+                await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=30)
+            except grpc.aio.AioRpcError as err:
+                has_info = any(key == "grpc-status-details-bin" for key, _ in err.trailing_metadata() or ())
+                return err.code(), err.details() or "", has_info
+            raise AssertionError("a call during the drain was served")
+    finally:
+        await server.stop(None)
+
+
+def test_a_call_arriving_while_the_server_drains_is_refused_unavailable_without_a_reason():
+    # The status of a transport failure: every client resends it, here after a restart or elsewhere.
+    code, details, has_info = asyncio.run(_a_call_during_the_drain())
+    assert code == grpc.StatusCode.UNAVAILABLE
+    assert details == DRAINING
+    assert not has_info
