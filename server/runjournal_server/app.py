@@ -307,7 +307,8 @@ async def serve(
         ],
     )
     add_to_server(JournalServicer(runs, listing, tokens, metrics or NO_OBSERVER), JOURNAL_SERVICE, server)
-    add_to_server(TaskServicer(Tasks(backend.task_store()), tokens), TASK_SERVICE, server)
+    tasks = Tasks(backend.task_store())
+    add_to_server(TaskServicer(tasks, tokens), TASK_SERVICE, server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     services = (SERVICE_NAME, TASK_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
@@ -357,6 +358,7 @@ async def serve(
         await drain(admission, health_servicer, runs, config.shutdown_grace_seconds)
         await server.stop(0)  # what is left after the grace is cancelled
         await listing.close()
+        await tasks.close()
         await runs.close()
         await backend.close()
         if endpoint is not None:
