@@ -308,6 +308,7 @@ async def serve(
     )
     add_to_server(JournalServicer(runs, listing, tokens, metrics or NO_OBSERVER), JOURNAL_SERVICE, server)
     tasks = Tasks(backend.task_store())
+    tasks.start()  # the task index, brought up to date while the server starts serving
     add_to_server(TaskServicer(tasks, tokens), TASK_SERVICE, server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

@@ -16,8 +16,8 @@ the file backend's ``tasks/.index``; the JetStream store keeps none, and its
 first listing after a start reads each document once): ids, sort keys and
 states, never labels, which are content that must leave the disk with a
 deleted task (they are read again, once, by the first listing that filters
-on them). It is written after the first listing of a start and at a clean
-close, and derived data: whatever a crash left (a stale copy, none, damage
+on them). It is brought up to date in the background at start (``Tasks.start``),
+written once it is, and at a clean close, and derived data: whatever a crash left (a stale copy, none, damage
 caught by a line's CRC) is put right by the comparison of names that every
 listing makes, which reads what the copy lacks.
 """

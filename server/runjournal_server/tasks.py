@@ -18,7 +18,9 @@ written create-only by the backend's ``TaskStore``, so:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TypeVar
@@ -45,6 +47,8 @@ from runjournal_server.core.page_token import (
 from runjournal_server.core.schema import json_text_problem, label_problems
 from runjournal_server.task_index import TaskIndex
 
+log = logging.getLogger(__name__)
+
 MAX_FAILURE_CODE_CHARS = 128
 
 
@@ -61,6 +65,7 @@ class Tasks:
         self._store = store
         self._now = now or (lambda: datetime.now(UTC))
         self._index = TaskIndex(store, _task)
+        self._warming: asyncio.Task[None] | None = None
 
     async def submit(self, task_id: str, request_json: str, labels: Mapping[str, str]) -> tuple[tpb.Task, bool]:
         """Store the task unless it exists; the stored task and whether this call stored it."""
@@ -174,8 +179,22 @@ class Tasks:
         request, outcome = await self._store.get(task_id)
         return None if request is None else _task(request, outcome)
 
+    def start(self) -> None:
+        """Bring the task index up to date in the background, so the first listing after a start need not."""
+        self._warming = asyncio.create_task(self._warm(), name="task-index")
+
+    async def _warm(self) -> None:
+        try:
+            await self._index.current()
+        except Exception as err:  # the first listing tries again, and says why if it fails too
+            log.warning("task index: cannot read the tasks at start (%s)", err)
+
     async def close(self) -> None:
-        """Keep the task index for the next start."""
+        """Stop bringing the index up to date, and keep it for the next start."""
+        if self._warming is not None:
+            self._warming.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._warming
         await self._index.close()
 
 
