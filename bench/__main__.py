@@ -33,6 +33,8 @@ BENCHMARKS: dict[str, tuple[int, str, str]] = {
     "watch": (13, "bench.watch:run", "append-to-watcher latency with 64 watched runs vs the append's own"),
     "fork": (12, "bench.fork:run", "ForkRun of a 10,000-record run vs a Read of all its records, both backends"),
     "list_restart": (15, "bench.listing:restart", "first ListRuns page, inbox and a status filter after a restart"),
+    "warm": (16, "bench.warm_memory:run", "server RSS growth with warm states held at max_warm_bytes, vs the setting"),
+    "task_list": (17, "bench.task_listing:run", "ListTasks first page and a filter matching none at 10,000 tasks"),
 }
 """Name -> (table section, ``module:function``, what it measures); modules are imported only when run.
 

@@ -53,23 +53,28 @@ func (e *StatusError) Status() *StatusError { return e }
 type UnknownReasonError struct{ StatusError }
 
 // Retryable reports whether err is a transport failure that the same request
-// may be resent for: UNAVAILABLE or DEADLINE_EXCEEDED without an ErrorInfo
-// reason, so the server's journal logic never answered. A status with a
-// reason (STORAGE_UNAVAILABLE, RUN_LOCKED, ...) is an answer, not retried.
+// may be resent for: UNAVAILABLE, DEADLINE_EXCEEDED or CANCELED without an
+// ErrorInfo reason, so the server's journal logic never answered. A server
+// shutting down ends calls so: those arriving while it drains UNAVAILABLE
+// (they did nothing), those gRPC had queued, or that outlived the grace,
+// CANCELED. A CANCELED is the caller's own when its context is done: the
+// retry loops check the context before resending. A status with a reason
+// (STORAGE_UNAVAILABLE, RUN_LOCKED, ...) is an answer, not retried.
 func Retryable(err error) bool {
 	var e Error
 	if errors.As(err, &e) {
 		se := e.Status()
-		return se.Reason == "" && (se.Code == codes.Unavailable || se.Code == codes.DeadlineExceeded)
+		return se.Reason == "" && transportCode(se.Code)
 	}
 	st, ok := status.FromError(err)
 	if !ok {
 		return false
 	}
-	if st.Code() != codes.Unavailable && st.Code() != codes.DeadlineExceeded {
-		return false
-	}
-	return errorInfo(st) == nil
+	return transportCode(st.Code()) && errorInfo(st) == nil
+}
+
+func transportCode(code codes.Code) bool {
+	return code == codes.Unavailable || code == codes.DeadlineExceeded || code == codes.Canceled
 }
 
 func errorInfo(st *status.Status) *errdetails.ErrorInfo {

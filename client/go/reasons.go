@@ -232,6 +232,17 @@ type TaskNotFoundError struct {
 	TaskID string `meta:"task_id"`
 }
 
+// TooManyCallsError is the TOO_MANY_CALLS refusal: the server already serves
+// Limit calls of this kind at once (Budget: "calls" for journal and task calls,
+// "health" for health and reflection, "connection" for one connection's share
+// of those); nothing was done. Not retried automatically: retry later, or end
+// streams no longer read. Its fields are the ErrorInfo metadata.
+type TooManyCallsError struct {
+	StatusError
+	Budget string `meta:"budget"`
+	Limit  int64  `meta:"limit"`
+}
+
 // UnauthenticatedError is the UNAUTHENTICATED refusal: the call carried no
 // valid bearer token (or a proxy in front of the server refused it). Its fields
 // are the ErrorInfo metadata.
@@ -276,6 +287,7 @@ var reasonTypes = map[string]func(StatusError) error{
 	"TASK_CONFLICT":       func(s StatusError) error { e := &TaskConflictError{StatusError: s}; fillMeta(e); return e },
 	"TASK_DELETED":        func(s StatusError) error { e := &TaskDeletedError{StatusError: s}; fillMeta(e); return e },
 	"TASK_NOT_FOUND":      func(s StatusError) error { e := &TaskNotFoundError{StatusError: s}; fillMeta(e); return e },
+	"TOO_MANY_CALLS":      func(s StatusError) error { e := &TooManyCallsError{StatusError: s}; fillMeta(e); return e },
 	"UNAUTHENTICATED":     func(s StatusError) error { e := &UnauthenticatedError{StatusError: s}; fillMeta(e); return e },
 	"VERSION_MISMATCH":    func(s StatusError) error { e := &VersionMismatchError{StatusError: s}; fillMeta(e); return e },
 }

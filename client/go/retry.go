@@ -9,8 +9,14 @@ import (
 
 // RetryPolicy is capped exponential backoff with jitter over a bounded number
 // of attempts. Only transport failures are retried (see Retryable), and the
-// very same request is resent: safe, because the server acknowledges a resent
-// record as a duplicate only when the stored one is byte-identical.
+// very same request is resent. Whether the first attempt was stored is
+// unknown, so each call is safe to resend: Append and AppendBatch name their
+// seqs, and the server acknowledges a resent record as a duplicate only when
+// the stored one is byte-identical; SubmitTask accepts the same request again,
+// and DeleteRun, DeleteTask and reads change nothing when repeated; ForkRun,
+// Answer, Approve and CompleteTask settle a resend's refusal that names their
+// own first write as the success it is; a resent Claim writes a second claim
+// record whose token is the run's latest (the first is spent unused).
 //
 // Retry n (1 for the first) waits a random time in [cap/2, cap] where
 // cap = min(MaxBackoff, InitialBackoff * Multiplier^(n-1)).

@@ -164,11 +164,38 @@ func TestRetryable(t *testing.T) {
 		{withInfo(codes.FailedPrecondition, "SEQ_GAP", nil), false},
 		{errors.New("plain"), false},
 		{FromError(status.Error(codes.Unavailable, "down")), true},
+		{status.Error(codes.Canceled, "server shutting down"), true},
+		{withInfo(codes.Canceled, "RUN_LOCKED", map[string]string{"run_id": "r"}), false},
 	}
 	for i, c := range cases {
 		if got := Retryable(c.err); got != c.want {
 			t.Errorf("case %d (%v): Retryable = %v", i, c.err, got)
 		}
+	}
+}
+
+func TestRetryPolicyResendsAServerCancelButNotTheCallersOwn(t *testing.T) {
+	p := RetryPolicy{MaxAttempts: 4, InitialBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, Multiplier: 2}
+	calls := 0
+	err := p.do(context.Background(), func(context.Context) error {
+		calls++
+		if calls == 1 {
+			return status.Error(codes.Canceled, "the server's stop cancelled the queued call")
+		}
+		return nil
+	})
+	if err != nil || calls != 2 {
+		t.Fatalf("a server's CANCELED was not resent: err %v after %d calls", err, calls)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	calls = 0
+	err = p.do(ctx, func(context.Context) error {
+		calls++
+		cancel()
+		return status.Error(codes.Canceled, "context canceled")
+	})
+	if err == nil || calls != 1 {
+		t.Fatalf("the caller's own cancel was resent: err %v after %d calls", err, calls)
 	}
 }
 

@@ -18,6 +18,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from runjournal.v1 import journal_service_pb2, task_service_pb2
+from runjournal_server.api.admission import Admission
 from runjournal_server.api.auth import TokenFileError, TokenTable
 from runjournal_server.api.handlers import add_to_server
 from runjournal_server.api.journal_servicer import JournalServicer
@@ -226,6 +227,23 @@ def _start_retention(runs: Runs, listing: RunListing, config: Config) -> asyncio
     return asyncio.create_task(retention.run(config.retention_interval_seconds), name="retention")
 
 
+async def drain(
+    admission: Admission, health_servicer: health.aio.HealthServicer, runs: Runs, grace_seconds: float
+) -> None:
+    """Take no new call (each is refused UNAVAILABLE, which clients resend), then answer those taken, within the grace.
+
+    gRPC's own stop would cancel the calls it had queued but not yet handed to
+    a handler, CANCELLED to their callers; drained first, it finds none.
+    """
+    admission.drain()
+    await health_servicer.enter_graceful_shutdown()
+    runs.events.close()  # watch streams never end by themselves: end them now, to be resumed elsewhere
+    try:
+        await asyncio.wait_for(admission.idle(), grace_seconds)
+    except TimeoutError:
+        log.warning("calls still running after the %.1fs grace are cancelled", grace_seconds)
+
+
 async def serve(
     config: Config,
     *,
@@ -277,18 +295,21 @@ async def serve(
         await backend.close()
         executor.shutdown(wait=False)
         raise ServerStartError(f"the {config.backend} backend cannot start: {err}") from err
-    # Calls beyond the cap are refused RESOURCE_EXHAUSTED at once instead of each holding a request in memory.
+    # Which calls are taken on, by kind and before their request is read (api/admission.py), instead of
+    # gRPC's one cap over every call alike; last, so metrics and tracing see its refusals.
+    admission = Admission(tokens, max_calls=config.max_concurrent_rpcs, max_health_calls=config.max_health_rpcs)
     server = grpc.aio.server(
         options=grpc_options(config),
-        maximum_concurrent_rpcs=config.max_concurrent_rpcs,
         interceptors=[
             *([metrics.interceptor()] if metrics is not None else []),
             *(tracing.interceptors() if tracing is not None else []),
-        ]
-        or None,
+            admission,
+        ],
     )
     add_to_server(JournalServicer(runs, listing, tokens, metrics or NO_OBSERVER), JOURNAL_SERVICE, server)
-    add_to_server(TaskServicer(Tasks(backend.task_store()), tokens), TASK_SERVICE, server)
+    tasks = Tasks(backend.task_store())
+    tasks.start()  # the task index, brought up to date while the server starts serving
+    add_to_server(TaskServicer(tasks, tokens), TASK_SERVICE, server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     services = (SERVICE_NAME, TASK_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
@@ -335,10 +356,10 @@ async def serve(
             retention.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await retention
-        await health_servicer.enter_graceful_shutdown()
-        runs.events.close()  # watch streams never end by themselves: end them now, to be resumed elsewhere
-        await server.stop(config.shutdown_grace_seconds)
+        await drain(admission, health_servicer, runs, config.shutdown_grace_seconds)
+        await server.stop(0)  # what is left after the grace is cancelled
         await listing.close()
+        await tasks.close()
         await runs.close()
         await backend.close()
         if endpoint is not None:

@@ -28,6 +28,7 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 DEFAULT_MAX_BATCH_BYTES = 4 * 1024 * 1024
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_CONCURRENT_RPCS = 128
+DEFAULT_MAX_HEALTH_RPCS = 32
 
 
 class ConfigError(ValueError):
@@ -168,7 +169,15 @@ SETTINGS: tuple[Setting, ...] = (
         "max_concurrent_rpcs",
         _positive_int,
         DEFAULT_MAX_CONCURRENT_RPCS,
-        "calls served at once (Read streams included); more are refused RESOURCE_EXHAUSTED",
+        "journal and task calls served at once (Read and Watch streams included), from callers with a valid "
+        "token when auth is on; more are refused TOO_MANY_CALLS",
+    ),
+    Setting(
+        "max_health_rpcs",
+        _positive_int,
+        DEFAULT_MAX_HEALTH_RPCS,
+        "health and reflection calls served at once (Watch streams included), apart from max_concurrent_rpcs; "
+        "more are refused TOO_MANY_CALLS",
     ),
     Setting(
         "max_open_journals",
@@ -180,7 +189,8 @@ SETTINGS: tuple[Setting, ...] = (
         "max_warm_bytes",
         _positive_int,
         DEFAULT_MAX_WARM_BYTES,
-        "stored bytes folded into the warm states of all open runs together; LRU closed beyond",
+        "memory of the warm states of all open runs together (each counted as the stored bytes folded into it "
+        "times a measured 3.5); LRU closed beyond",
     ),
     Setting(
         "retention",
@@ -244,6 +254,7 @@ class Config:
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     max_concurrent_rpcs: int = DEFAULT_MAX_CONCURRENT_RPCS
+    max_health_rpcs: int = DEFAULT_MAX_HEALTH_RPCS
     max_open_journals: int = 1024
     max_warm_bytes: int = DEFAULT_MAX_WARM_BYTES
     retention: float = 0.0

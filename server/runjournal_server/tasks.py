@@ -17,9 +17,11 @@ written create-only by the backend's ``TaskStore``, so:
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TypeVar
 
@@ -40,19 +42,15 @@ from runjournal_server.core.json_text import json_text_problem
 from runjournal_server.core.page_token import (
     DEFAULT_PAGE_SIZE,
     MAX_PAGE_SIZE,
-    SortKey,
     decode_page_token,
     encode_page_token,
 )
 from runjournal_server.core.schema import label_problems
+from runjournal_server.task_index import TaskIndex
+
+log = logging.getLogger(__name__)
 
 MAX_FAILURE_CODE_CHARS = 128
-
-
-@dataclass(frozen=True)
-class _TaskInfo:
-    sort_key: SortKey
-    labels: Mapping[str, str]
 
 
 def canonical(message: Message) -> bytes:
@@ -67,7 +65,8 @@ class Tasks:
     def __init__(self, store: TaskStore, *, now: Callable[[], datetime] | None = None) -> None:
         self._store = store
         self._now = now or (lambda: datetime.now(UTC))
-        self._info_cache: dict[str, _TaskInfo] = {}
+        self._index = TaskIndex(store, _task)
+        self._warming: asyncio.Task[None] | None = None
 
     async def submit(self, task_id: str, request_json: str, labels: Mapping[str, str]) -> tuple[tpb.Task, bool]:
         """Store the task unless it exists; the stored task and whether this call stored it."""
@@ -83,6 +82,7 @@ class Tasks:
         existing = await self._store.create_request(task_id, body)
         if existing is None:
             task.state = tpb.TASK_STATE_SUBMITTED
+            self._index.submitted(task)
             return task, True
         stored = _parse(existing, tpb.Task())
         if stored.request_json != request_json or dict(stored.labels) != dict(labels):
@@ -110,6 +110,7 @@ class Tasks:
         _check_size(body, "the outcome")
         existing = await self._store.create_outcome(task_id, body)
         task = _task(request, body if existing is None else existing)
+        self._index.completed(task)
         if existing is not None:
             raise AlreadyCompletedError(task_id, task)
         return task
@@ -130,7 +131,7 @@ class Tasks:
             if request is None:
                 raise TaskNotFoundError(task_id)
         deleted = await self._store.delete(task_id)
-        self._info_cache.pop(task_id, None)
+        self._index.deleted(task_id)
         return deleted
 
     async def _refuse_deleted(self, task_id: str) -> None:
@@ -146,38 +147,60 @@ class Tasks:
         labels: Mapping[str, str],
         task_id_prefixes: Sequence[str] = ("",),
     ) -> tuple[list[tpb.Task], str]:
-        """Tasks newest first (by submission time, then id), filtered by state and labels."""
+        """Tasks newest first (by submission time, then id), filtered by state and labels.
+
+        Ordered and filtered on the task index (``task_index.py``); only the
+        page's tasks are read whole.
+        """
         if page_size < 0 or page_size > MAX_PAGE_SIZE:
             raise InvalidArgumentError("page_size", f"must be between 0 and {MAX_PAGE_SIZE}")
         if state not in tpb.TaskState.values():
-            raise InvalidArgumentError("state", f"unknown state {state}")
+            raise InvalidArgumentError("state", f"unknown state {state!r}")
         page_size = page_size or DEFAULT_PAGE_SIZE
         after = decode_page_token(page_token)
-        task_ids = [t for t in await self._store.list_task_ids() if has_prefix(t, task_id_prefixes)]
-        infos = {task_id: await self._info(task_id) for task_id in task_ids}
-        page: list[tpb.Task] = []
-        last_key: SortKey | None = None
-        for task_id, info in sorted(infos.items(), key=lambda item: item[1].sort_key, reverse=True):
-            if after is not None and info.sort_key >= after:
-                continue
-            if any(info.labels.get(k) != v for k, v in labels.items()):
-                continue
-            task = await self.get(task_id)
-            if state and task.state != state:
-                continue
-            if len(page) == page_size:
-                return page, encode_page_token(last_key)
-            page.append(task)
-            last_key = info.sort_key
-        return page, ""
+        facts = await self._index.current()
+        candidates = [
+            (task_id, f)
+            for task_id, f in facts.items()
+            if (after is None or f.key < after)
+            and (not state or f.state == state)
+            and has_prefix(task_id, task_id_prefixes)
+        ]
+        candidates.sort(key=lambda item: item[1].key, reverse=True)
+        if labels:
+            await self._index.labels(task_id for task_id, f in candidates if f.labels is None)
+            candidates = [(t, f) for t, f in candidates if f.labels is not None and _has_labels(f.labels, labels)]
+        chosen = candidates[:page_size]
+        page = [task for task in await asyncio.gather(*(self._get_listed(t) for t, _ in chosen)) if task is not None]
+        token = encode_page_token(chosen[-1][1].key) if len(candidates) > page_size else ""
+        return page, token
 
-    async def _info(self, task_id: str) -> _TaskInfo:
-        info = self._info_cache.get(task_id)
-        if info is None:
-            task = await self.get(task_id)
-            key = (task.submitted_at.seconds, task.submitted_at.nanos, task_id)
-            info = self._info_cache[task_id] = _TaskInfo(sort_key=key, labels=dict(task.labels))
-        return info
+    async def _get_listed(self, task_id: str) -> tpb.Task | None:
+        """A listed task whole; None when it was deleted since the index was brought up to date."""
+        request, outcome = await self._store.get(task_id)
+        return None if request is None else _task(request, outcome)
+
+    def start(self) -> None:
+        """Bring the task index up to date in the background, so the first listing after a start need not."""
+        self._warming = asyncio.create_task(self._warm(), name="task-index")
+
+    async def _warm(self) -> None:
+        try:
+            await self._index.current()
+        except Exception as err:  # the first listing tries again, and says why if it fails too
+            log.warning("task index: cannot read the tasks at start (%s)", err)
+
+    async def close(self) -> None:
+        """Stop bringing the index up to date, and keep it for the next start."""
+        if self._warming is not None:
+            self._warming.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._warming
+        await self._index.close()
+
+
+def _has_labels(have: Mapping[str, str], wanted: Mapping[str, str]) -> bool:
+    return all(have.get(key) == value for key, value in wanted.items())
 
 
 def _task(request: bytes, outcome: bytes | None) -> tpb.Task:

@@ -13,7 +13,7 @@ from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc
 from runjournal.v1 import records_pb2 as records_pb
 from runjournal_server.api.auth import token_sha256
-from tests.api.rpc import new_run_id
+from tests.api.rpc import error_info, new_run_id
 from tests.servers import ServerProcess
 from tests.support import builders as b
 
@@ -60,12 +60,23 @@ def _assert_refused_at_receive(call) -> None:
     assert SIZE_LIMIT_TEXT in caught.value.details()
 
 
-def test_an_unauthenticated_append_over_the_record_and_batch_limits_is_refused_at_receive(stub_for):
+def test_an_append_over_the_record_and_batch_limits_is_refused_at_receive(stub_for):
     # 64 KiB records and the default batch bound: an 8 MiB request can be nothing legitimate, so
-    # gRPC refuses it before the server reads it (it used to be received whole, then UNAUTHENTICATED).
+    # gRPC refuses it before the server reads it.
     stub = stub_for("--max-record-bytes", str(64 * KIB))
     request = pb.AppendRequest(run_id=new_run_id(), claim_token=1, record=_note(2, 8 * MIB))
-    _assert_refused_at_receive(lambda: stub.Append(request, timeout=30))
+    _assert_refused_at_receive(lambda: stub.Append(request, metadata=(("authorization", f"Bearer {TOKEN}"),)))
+
+
+def test_an_unauthenticated_append_is_refused_before_its_request_is_read(stub_for):
+    # Admission (api/admission.py) refuses a journal call without a valid token from its metadata
+    # alone: the 8 MiB request is never received (it used to be received whole, then UNAUTHENTICATED).
+    stub = stub_for("--max-record-bytes", str(64 * KIB))
+    request = pb.AppendRequest(run_id=new_run_id(), claim_token=1, record=_note(2, 8 * MIB))
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.Append(request, metadata=(("authorization", "Bearer not-a-token"),), timeout=30)
+    assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED, caught.value
+    assert error_info(caught.value).reason == "UNAUTHENTICATED"
 
 
 def test_a_batch_over_max_batch_bytes_is_refused_at_receive_and_one_within_it_is_not(stub_for):
@@ -77,7 +88,9 @@ def test_a_batch_over_max_batch_bytes_is_refused_at_receive_and_one_within_it_is
     metadata = (("authorization", f"Bearer {TOKEN}"),)
     stub.Append(pb.AppendRequest(run_id=run_id, claim_token=1, record=b.meta(run_id=run_id)), metadata=metadata)
     _assert_refused_at_receive(
-        lambda: stub.AppendBatch(pb.AppendBatchRequest(run_id=run_id, claim_token=1, records=over), timeout=30)
+        lambda: stub.AppendBatch(
+            pb.AppendBatchRequest(run_id=run_id, claim_token=1, records=over), metadata=metadata, timeout=30
+        )
     )
     answer = stub.AppendBatch(
         pb.AppendBatchRequest(run_id=run_id, claim_token=1, records=within), metadata=metadata, timeout=30
@@ -104,6 +117,8 @@ def test_calls_beyond_max_concurrent_rpcs_are_refused_resource_exhausted(stub_fo
     with pytest.raises(grpc.RpcError) as caught:
         stub.Fold(pb.FoldRequest(run_id=run_id), metadata=metadata, timeout=30)
     assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, caught.value
+    assert error_info(caught.value).reason == "TOO_MANY_CALLS"
+    assert dict(error_info(caught.value).metadata) == {"budget": "calls", "limit": "2"}
     for reader in readers:
         reader.cancel()
     assert _fold_once_a_slot_is_free(stub, run_id, metadata).state.last_seq == 25
@@ -116,6 +131,6 @@ def _fold_once_a_slot_is_free(stub, run_id: str, metadata, attempts: int = 500) 
         try:
             return stub.Fold(pb.FoldRequest(run_id=run_id), metadata=metadata, timeout=30)
         except grpc.RpcError as err:
-            if err.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+            if err.code() != grpc.StatusCode.RESOURCE_EXHAUSTED or error_info(err).reason != "TOO_MANY_CALLS":
                 raise
     raise AssertionError(f"still RESOURCE_EXHAUSTED after {attempts} attempts: the cancelled calls kept their slots")

@@ -72,6 +72,7 @@ REASON_CASES: dict[str, tuple[dict[str, str], dict[str, Any]]] = {
         {"run_id": "r1", "last_seq": 10, "expected_last_seq": 9},
     ),
     "TASK_DELETED": ({"task_id": "t4"}, {"task_id": "t4"}),
+    "TOO_MANY_CALLS": ({"budget": "calls", "limit": "128"}, {"budget": "calls", "limit": 128}),
 }
 
 

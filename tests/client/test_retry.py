@@ -50,6 +50,30 @@ async def test_async_append_retries_unavailable_with_the_identical_request(fake:
     assert len(fake.journal.requests("AppendBatch")) == 3 and len(sent) == 1
 
 
+def test_a_cancelled_without_a_reason_is_resent_as_a_server_shutdown_ends_calls(
+    fake: FakeServer, client: runjournal.JournalClient
+) -> None:
+    # gRPC's stop cancels the calls a server had queued at SIGTERM: the write is resent, not surfaced.
+    fake.journal.fail_next("Append", abort_plain(grpc.StatusCode.CANCELLED), UNAVAILABLE)
+
+    response = client.append("r1", 4, _tool_result(7))
+
+    assert response.seq == 7
+    sent = [r.SerializeToString(deterministic=True) for r in fake.journal.requests("Append")]
+    assert len(sent) == 3
+    assert len(set(sent)) == 1
+
+
+def test_a_cancelled_with_a_reason_is_an_answer_and_not_resent(
+    fake: FakeServer, client: runjournal.JournalClient
+) -> None:
+    fake.journal.fail_next("Append", abort_with_reason("RUN_LOCKED", grpc.StatusCode.CANCELLED, {"run_id": "r1"}))
+
+    with pytest.raises(runjournal.RunLockedError):
+        client.append("r1", 4, _tool_result(7))
+    assert len(fake.journal.requests("Append")) == 1
+
+
 def test_retries_stop_after_max_attempts_with_unavailable_error(
     fake: FakeServer, client: runjournal.JournalClient
 ) -> None:

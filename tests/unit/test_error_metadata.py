@@ -64,6 +64,7 @@ EXAMPLES: dict[Reason, list[Callable[[], JournalError]]] = {
     Reason.RUN_DELETED: [lambda: e.RunDeletedError("r", 7)],
     Reason.LAST_SEQ_MISMATCH: [lambda: e.LastSeqMismatchError("r", 7, 5)],
     Reason.TASK_DELETED: [lambda: e.TaskDeletedError("t")],
+    Reason.TOO_MANY_CALLS: [lambda: e.TooManyCallsError("calls", 128), lambda: e.TooManyCallsError("connection", 4)],
 }
 
 CASES = [(reason, index) for reason, builds in EXAMPLES.items() for index in range(len(builds))]

@@ -255,6 +255,25 @@ class TaskNotFoundError(RunJournalError):
     REASON = "TASK_NOT_FOUND"
 
 
+class TooManyCallsError(RunJournalError):
+    """TOO_MANY_CALLS: the server already serves ``limit`` calls of this kind at once (``budget``: "calls" for
+    journal and task calls, "health" for health and reflection, "connection" for one connection's share of those);
+    nothing was done. Not retried automatically: retry later, or end streams no longer read.
+    """
+
+    REASON = "TOO_MANY_CALLS"
+
+    @property
+    def budget(self) -> str | None:
+        """Metadata ``budget`` (str): every TOO_MANY_CALLS carries it."""
+        return self._str("budget")
+
+    @property
+    def limit(self) -> int | None:
+        """Metadata ``limit`` (int): every TOO_MANY_CALLS carries it."""
+        return self._int("limit")
+
+
 class UnauthenticatedError(StatusError):
     """UNAUTHENTICATED: the call carried no valid bearer token (or a proxy in front of the server refused it)."""
 
@@ -305,6 +324,7 @@ REASON_ERRORS: dict[str, type[RunJournalError]] = {
         TaskConflictError,
         TaskDeletedError,
         TaskNotFoundError,
+        TooManyCallsError,
         UnauthenticatedError,
         VersionMismatchError,
     )
@@ -338,6 +358,7 @@ __all__ = [
     "TaskConflictError",
     "TaskDeletedError",
     "TaskNotFoundError",
+    "TooManyCallsError",
     "UnauthenticatedError",
     "VersionMismatchError",
 ]

@@ -1,12 +1,28 @@
 """The retry rule of both clients, stated once.
 
-Only a transport-level UNAVAILABLE or DEADLINE_EXCEEDED is retried: a status
-that carries no ErrorInfo, so the server's journal logic never answered. The
-very same request is resent (same run, same seq, same bytes), which is safe
-because the server acknowledges a resent record as a duplicate only when the
-stored one is byte-identical. A status with an ErrorInfo reason (including
-STORAGE_UNAVAILABLE and RUN_LOCKED, which are UNAVAILABLE too) is an answer,
-and the caller decides what to do about it.
+Only a transport-level UNAVAILABLE, DEADLINE_EXCEEDED or CANCELLED is retried:
+a status that carries no ErrorInfo, so the server's journal logic never
+answered. A server that shuts down ends calls so: it refuses those arriving
+while it drains UNAVAILABLE (they did nothing), and gRPC cancels those it had
+queued, or that outlived the grace, CANCELLED (``errors.TRANSPORT_CODES``).
+
+The very same request is resent (same run, same seq, same bytes). Whether the
+first attempt was stored is unknown, so each call is safe to resend:
+
+* Append and AppendBatch name their seqs: the server acknowledges a resent
+  record as a duplicate only when the stored one is byte-identical.
+* SubmitTask accepts the same request again; DeleteRun, DeleteTask and every
+  read change nothing when repeated.
+* ForkRun, Answer, Approve and CompleteTask settle a resend's refusal that
+  names their own first write (RUN_EXISTS, ALREADY_ANSWERED, ALREADY_DECIDED,
+  ALREADY_COMPLETED with the same content) as the success it is.
+* Claim is not idempotent, and need not be: a resent claim writes a second
+  claim record, and its token is the run's latest; the first token is spent
+  before anyone used it.
+
+A status with an ErrorInfo reason (including STORAGE_UNAVAILABLE and
+RUN_LOCKED, which are UNAVAILABLE too) is an answer, and the caller decides
+what to do about it.
 """
 
 from __future__ import annotations

@@ -90,6 +90,10 @@ ERROR_METADATA: Final[Mapping[str, Mapping[str, Key]]] = {
     "RUN_DELETED": {"run_id": _ALWAYS_STR, "last_seq": _ALWAYS_INT},
     "LAST_SEQ_MISMATCH": {"run_id": _ALWAYS_STR, "last_seq": _ALWAYS_INT, "expected_last_seq": _ALWAYS_INT},
     "TASK_DELETED": {"task_id": _ALWAYS_STR},
+    # ``budget`` names the bound the call met: "calls" (journal and task calls,
+    # ``max_concurrent_rpcs``), "health" (health and reflection,
+    # ``max_health_rpcs``) or "connection" (the share of that one connection).
+    "TOO_MANY_CALLS": {"budget": _ALWAYS_STR, "limit": _ALWAYS_INT},
 }
 """Reason -> its metadata keys. Every reason the server reports is here."""
 
@@ -143,6 +147,11 @@ REASON_DOCS: Final[Mapping[str, str]] = {
         "appended after the caller looked: look at the run again before deleting it."
     ),
     "TASK_DELETED": "the task was deleted; its id is never used again.",
+    "TOO_MANY_CALLS": (
+        'the server already serves `limit` calls of this kind at once (`budget`: "calls" for journal and task '
+        'calls, "health" for health and reflection, "connection" for one connection\'s share of those); '
+        "nothing was done. Not retried automatically: retry later, or end streams no longer read."
+    ),
 }
 """Reason -> what it tells a client, for the clients' error classes (``scripts/generate.py`` writes them).
 

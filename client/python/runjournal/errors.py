@@ -107,16 +107,24 @@ def from_rpc_error(err: grpc.RpcError) -> RunJournalError:
     return status_cls(message or code.name, code=code, reason=reason, metadata=metadata, details=details)
 
 
+TRANSPORT_CODES = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED)
+"""The codes of a failure the journal logic never answered, when the status carries no ErrorInfo.
+
+CANCELLED among them: this client never sees its own cancellations as a status
+(asyncio raises ``CancelledError``; a blocking call cannot be cancelled), so a
+CANCELLED is the server's or the connection's: gRPC's stop cancels the calls
+it queued at SIGTERM, a server past its shutdown grace cancels those still
+running, and a connection lost under a call ends it so.
+"""
+
+
 def is_retryable(err: grpc.RpcError) -> bool:
-    """True for transport-level UNAVAILABLE / DEADLINE_EXCEEDED carrying no ErrorInfo.
+    """True for a transport-level UNAVAILABLE, DEADLINE_EXCEEDED or CANCELLED carrying no ErrorInfo.
 
     A status with an ErrorInfo (STORAGE_UNAVAILABLE, RUN_LOCKED, ...) is an
     answer from the server, and the caller decides what to do about it.
     """
-    code = err.code()
-    if code not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-        return False
-    return error_info(err) is None
+    return err.code() in TRANSPORT_CODES and error_info(err) is None
 
 
 __all__ = [

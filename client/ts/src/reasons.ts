@@ -9,6 +9,7 @@ import { type MetadataKeys, RunJournalError, StatusError, StoredTaskDetail } fro
 /** The typed metadata an error may carry: each set when its reason declares it and the refusal has it. */
 export interface ErrorMetadata {
   readonly answeredAtSeq?: bigint;
+  readonly budget?: string;
   readonly claimToken?: bigint;
   readonly claimedBy?: string;
   readonly decidedAtSeq?: bigint;
@@ -244,6 +245,18 @@ export class TaskNotFoundError extends RunJournalError {
   declare readonly taskId: string;
 }
 
+/**
+ * TOO_MANY_CALLS: the server already serves `limit` calls of this kind at once (`budget`: "calls" for journal and
+ * task calls, "health" for health and reflection, "connection" for one connection's share of those); nothing was
+ * done. Not retried automatically: retry later, or end streams no longer read.
+ */
+export class TooManyCallsError extends RunJournalError {
+  static override readonly REASON = "TOO_MANY_CALLS";
+  static override readonly KEYS: MetadataKeys = { budget: "str", limit: "int" };
+  declare readonly budget: string;
+  declare readonly limit: bigint;
+}
+
 /** UNAUTHENTICATED: the call carried no valid bearer token (or a proxy in front of the server refused it). */
 export class UnauthenticatedError extends StatusError {
   static override readonly REASON = "UNAUTHENTICATED";
@@ -287,6 +300,7 @@ export const REASON_ERRORS: Readonly<Record<string, typeof RunJournalError>> = O
     TaskConflictError,
     TaskDeletedError,
     TaskNotFoundError,
+    TooManyCallsError,
     UnauthenticatedError,
     VersionMismatchError,
   ].map((cls) => [cls.REASON, cls]),

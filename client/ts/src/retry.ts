@@ -2,10 +2,21 @@
  * The retry rule, stated once (the same as the Python client's `_retry`).
  *
  * Only a transport-level UNAVAILABLE or DEADLINE_EXCEEDED is retried: a status
- * that carries no ErrorInfo, so the server's journal logic never answered. The
- * very same request is resent (same run, same seq, same bytes), which is safe
- * because the server acknowledges a resent record as a duplicate only when the
- * stored one is byte-identical. A status with an ErrorInfo reason (including
+ * that carries no ErrorInfo, so the server's journal logic never answered. A
+ * CANCELED without an ErrorInfo that the caller did not ask for counts as one
+ * (`asTransportFailure`): a lost connection ends a call so, and so does a
+ * server shutting down (gRPC cancels the calls it had queued at SIGTERM, or
+ * that outlived the grace; those arriving while it drains are UNAVAILABLE).
+ *
+ * The very same request is resent (same run, same seq, same bytes). Whether
+ * the first attempt was stored is unknown, so each call is safe to resend:
+ * Append and AppendBatch name their seqs, and the server acknowledges a resent
+ * record as a duplicate only when the stored one is byte-identical; SubmitTask
+ * accepts the same request again, and DeleteRun, DeleteTask and reads change
+ * nothing when repeated; ForkRun, Answer, Approve and CompleteTask settle a
+ * resend's refusal that names their own first write as the success it is; a
+ * resent Claim writes a second claim record whose token is the run's latest
+ * (the first is spent unused). A status with an ErrorInfo reason (including
  * STORAGE_UNAVAILABLE and RUN_LOCKED, which are UNAVAILABLE too) is an answer,
  * and the caller decides what to do about it.
  */

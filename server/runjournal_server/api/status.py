@@ -60,6 +60,7 @@ STATUS_CODES: dict[Reason, grpc.StatusCode] = {
     Reason.RUN_DELETED: grpc.StatusCode.NOT_FOUND,
     Reason.LAST_SEQ_MISMATCH: grpc.StatusCode.FAILED_PRECONDITION,
     Reason.TASK_DELETED: grpc.StatusCode.NOT_FOUND,
+    Reason.TOO_MANY_CALLS: grpc.StatusCode.RESOURCE_EXHAUSTED,
 }
 
 

@@ -7,9 +7,30 @@ A backend stores a task's documents as bytes (``Backend.task_store``);
 from __future__ import annotations
 
 import abc
+from dataclasses import dataclass
 
 MAX_TASK_DOCUMENT_BYTES = 1 << 20
 """The largest task document (request or outcome) a task store must keep; ``tasks.py`` refuses larger ones."""
+
+
+@dataclass(frozen=True)
+class TaskNames:
+    """Which documents the store holds, from one listing of names (no document read).
+
+    Every document is create-only, so these three sets say all that can have
+    changed about a task: submitted (``requested``), completed (``completed``),
+    deleted (``deleted``). The task index (``task_index.py``) reads a document
+    only when a name it has not seen appears.
+    """
+
+    requested: frozenset[str]
+    completed: frozenset[str]
+    deleted: frozenset[str]
+
+    @property
+    def live(self) -> frozenset[str]:
+        """The tasks with a request and no tombstone: what a listing lists."""
+        return self.requested - self.deleted
 
 
 class TaskStore(abc.ABC):
@@ -53,3 +74,14 @@ class TaskStore(abc.ABC):
     @abc.abstractmethod
     async def deleted_task_ids(self) -> list[str]:
         """Every task id with a tombstone (unordered): what a migration copies (``delete`` stores one)."""
+
+    @abc.abstractmethod
+    async def names(self) -> TaskNames:
+        """Which tasks have a request, an outcome, a tombstone: names only, one listing."""
+
+    async def load_index(self) -> bytes | None:
+        """The task index as ``save_index`` last kept it, or None (a store that keeps none)."""
+        return None
+
+    async def save_index(self, data: bytes) -> None:  # noqa: B027  (optional: a store may keep no index)
+        """Keep the task index (derived data: whole or not at all); a store that keeps none does nothing."""

@@ -57,6 +57,7 @@ class Reason(enum.StrEnum):
     RUN_DELETED = "RUN_DELETED"
     LAST_SEQ_MISMATCH = "LAST_SEQ_MISMATCH"
     TASK_DELETED = "TASK_DELETED"
+    TOO_MANY_CALLS = "TOO_MANY_CALLS"
 
 
 class JournalError(Exception):
@@ -388,3 +389,21 @@ class TaskDeletedError(JournalError):
 
     def __init__(self, task_id: str) -> None:
         super().__init__(f"task {task_id!r} was deleted; its id is never used again", task_id=task_id)
+
+
+class TooManyCallsError(JournalError):
+    """The server holds as many calls of this kind as it admits at once (``api/admission.py``); nothing was done."""
+
+    reason = Reason.TOO_MANY_CALLS
+
+    def __init__(self, budget: str, limit: int) -> None:
+        held = {
+            "calls": f"{limit} journal and task calls (max_concurrent_rpcs)",
+            "health": f"{limit} health and reflection calls (max_health_rpcs)",
+            "connection": f"{limit} health and reflection streams on this connection",
+        }.get(budget, f"{limit} {budget} calls")
+        super().__init__(
+            f"the server already serves {held}; nothing was done: retry later, or end streams no longer read",
+            budget=budget,
+            limit=limit,
+        )

@@ -6,8 +6,9 @@ the file backend: its flock) and the folded state warm. At most
 ``max_open`` journals stay open: beyond that the least recently used idle
 ones are closed, so 10,000 runs touched in turn do not exhaust file
 descriptors, and so are they while the warm states together exceed
-``max_warm_bytes`` (measured as the stored bytes folded into them, which the
-state's size follows), so 24 runs of 16 MiB do not keep 400 MiB warm. There is no lock shared
+``max_warm_bytes`` of memory, so 24 runs of 16 MiB do not keep 400 MiB warm.
+A warm state's memory is counted as the stored bytes folded into it times
+``WARM_BYTES_PER_STORED_BYTE``, the measured cost of a folded byte. There is no lock shared
 between runs: the slot table is only touched between awaits.
 
 The handles also own reading a run for its state: the lock-free cold read
@@ -40,6 +41,19 @@ from runjournal_server.core.fold import Folder, JournalRuleError, fold_stored
 DEFAULT_MAX_WARM_BYTES = 256 * 1024 * 1024
 """Warm states beyond this many stored bytes in all are closed, least recently used first."""
 
+WARM_BYTES_PER_STORED_BYTE = 3.5
+"""The server memory one stored byte folded into a warm state costs, measured (``bench/warm_memory.py``).
+
+A stored line is compact JSON; held warm it is decoded protobuf messages
+(each field and string its own allocation) in the folded conversation, with
+the per-message seq bookkeeping, the open turn's calls and the allocator's
+slack around them. Counting stored bytes alone, ``max_warm_bytes`` 256 MiB
+let the server grow by about 740 MiB (issue 28), and 64 MiB by about 230 MiB
+on the benchmark's runs of tool calls and results (3.6 times): counted at
+this factor, the setting is the memory the warm states hold, as an operator
+reads it. Text-heavy records cost less per byte than this, so it errs on
+the safe side."""
+
 FOLD_ON_LOOP_RECORDS = 256
 """Journals shorter than this are folded on the event loop; longer ones in a thread."""
 
@@ -54,7 +68,7 @@ class Slot:
     folder: Folder | None = None
     users: int = 0
     warm_bytes: int = 0
-    """The stored bytes folded into ``folder``: what the warm state costs, roughly."""
+    """What ``folder`` costs in memory: the stored bytes folded into it times ``WARM_BYTES_PER_STORED_BYTE``."""
 
     @property
     def last_seq(self) -> int:
@@ -246,9 +260,10 @@ class RunHandles:
         self.grow(slot, nbytes)
 
     def grow(self, slot: Slot, nbytes: int) -> None:
-        """Count ``nbytes`` more stored bytes folded into the slot's warm state."""
-        slot.warm_bytes += nbytes
-        self._warm_bytes += nbytes
+        """Count ``nbytes`` more stored bytes folded into the slot's warm state, at what they cost in memory."""
+        cost = warm_cost(nbytes)
+        slot.warm_bytes += cost
+        self._warm_bytes += cost
 
     @property
     def open_count(self) -> int:
@@ -256,7 +271,7 @@ class RunHandles:
 
     @property
     def warm_bytes(self) -> int:
-        """The stored bytes folded into every warm state held."""
+        """The memory every warm state held costs (``warm_cost`` of the stored bytes folded into them)."""
         return self._warm_bytes
 
     async def drop(self, slot: Slot) -> None:
@@ -312,6 +327,11 @@ def _fold_checked(run_id: str, stored: Sequence[records.StoredRecord]) -> Folder
     if folder.run_id != run_id:
         raise CorruptJournalError(run_id, f"its meta names run {folder.run_id!r}", seq=1)
     return folder
+
+
+def warm_cost(stored: int) -> int:
+    """The memory a warm state of ``stored`` folded bytes costs (``WARM_BYTES_PER_STORED_BYTE``)."""
+    return int(stored * WARM_BYTES_PER_STORED_BYTE)
 
 
 def stored_bytes(stored: Sequence[records.StoredRecord]) -> int:

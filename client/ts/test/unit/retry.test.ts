@@ -68,6 +68,22 @@ test("a transport UNAVAILABLE or DEADLINE_EXCEEDED is retried with the very same
   for (const request of seen) assert.ok(equals(AppendRequestSchema, request, seen[0]!), "every attempt sends the same request");
 });
 
+test("a CANCELLED from a server shutting down (no ErrorInfo) is resent, the same request; a cancel the caller asked for is not", async () => {
+  // gRPC's stop cancels the calls a server had queued at SIGTERM; the drain refuses new ones UNAVAILABLE.
+  const { seen, client } = flakyAppend([new ConnectError("CANCELLED", Code.Canceled), new ConnectError("draining", Code.Unavailable)]);
+  const record = noteRecord("x");
+  record.seq = 2n;
+  const response = await client.append("run-1", 1n, record);
+  assert.equal(response.seq, 2n);
+  assert.equal(seen.length, 3);
+  for (const request of seen) assert.ok(equals(AppendRequestSchema, request, seen[0]!), "every attempt sends the same request");
+  const controller = new AbortController();
+  const cancelled = flakyAppend([]);
+  controller.abort();
+  await assert.rejects(cancelled.client.append("run-1", 1n, record, { signal: controller.signal }));
+  assert.ok(cancelled.seen.length <= 1, "the caller's own cancel is never resent");
+});
+
 test("the retries stop after maxAttempts with the transport error", async () => {
   const failures = Array.from({ length: 10 }, () => new ConnectError("down", Code.Unavailable));
   const { seen, client } = flakyAppend(failures);

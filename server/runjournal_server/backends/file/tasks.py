@@ -13,11 +13,16 @@ system itself.
 Deleting a task links ``<task_id>.deleted.json`` (its tombstone) the same
 way first, then truncates, fsyncs and unlinks both documents and fsyncs the
 directory: a crash leaves the task whole or tombstoned.
+
+The task index (``task_index.py``) is kept in ``INDEX_FILE``, replaced whole
+(a temporary file, fsynced, renamed over it): derived data, checked again
+against the names of the documents whenever it is loaded.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import time
@@ -29,7 +34,7 @@ from typing import TypeVar
 
 from runjournal_server.backends.file.files import fsync_dir, os_errors, write_new_file
 from runjournal_server.backends.file.tombstones import erase
-from runjournal_server.backends.task_store import TaskStore
+from runjournal_server.backends.task_store import TaskNames, TaskStore
 from runjournal_server.core.ids import is_valid_run_id
 
 TASKS_DIR = "tasks"
@@ -37,6 +42,8 @@ REQUEST_SUFFIX = ".request.json"
 OUTCOME_SUFFIX = ".outcome.json"
 DELETED_SUFFIX = ".deleted.json"
 TEMP_PREFIX = ".tmp-"
+INDEX_FILE = ".index"
+"""Not a valid task id, so never taken for a document."""
 
 T = TypeVar("T")
 
@@ -66,6 +73,41 @@ class FileTaskStore(TaskStore):
 
     async def deleted_task_ids(self) -> list[str]:
         return await self._run(self._list_deleted)
+
+    async def names(self) -> TaskNames:
+        return await self._run(self._list_names)
+
+    async def load_index(self) -> bytes | None:
+        return await self._run(_read_if_present, self._dir / INDEX_FILE)
+
+    async def save_index(self, data: bytes) -> None:
+        await self._run(self._save_index, data)
+
+    def _save_index(self, data: bytes) -> None:
+        with os_errors(None, "keeping the task index", what="task"):
+            self._dir.mkdir(exist_ok=True)
+            temp = self._dir / f"{TEMP_PREFIX}{uuid.uuid4().hex}"
+            try:
+                write_new_file(temp, data)
+                os.replace(temp, self._dir / INDEX_FILE)
+            except BaseException:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(temp)
+                raise
+            fsync_dir(self._dir)
+
+    def _list_names(self) -> TaskNames:
+        found: dict[str, set[str]] = {REQUEST_SUFFIX: set(), OUTCOME_SUFFIX: set(), DELETED_SUFFIX: set()}
+        for name in self._names():
+            for suffix, ids in found.items():
+                if name.endswith(suffix):
+                    task_id = name.removesuffix(suffix)
+                    if is_valid_run_id(task_id):
+                        ids.add(task_id)
+                    break
+        return TaskNames(
+            frozenset(found[REQUEST_SUFFIX]), frozenset(found[OUTCOME_SUFFIX]), frozenset(found[DELETED_SUFFIX])
+        )
 
     async def _run(self, fn: Callable[..., T], *args: object) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)

@@ -47,7 +47,7 @@ from runjournal_server.backends.jetstream.publish import (
     Target,
     publish_once,
 )
-from runjournal_server.backends.task_store import MAX_TASK_DOCUMENT_BYTES, TaskStore
+from runjournal_server.backends.task_store import MAX_TASK_DOCUMENT_BYTES, TaskNames, TaskStore
 from runjournal_server.core.errors import InvalidArgumentError, StorageFullError, StorageUnavailableError
 
 REQUEST = "request"
@@ -85,6 +85,11 @@ class JetStreamTaskStore(TaskStore):
     async def list_task_ids(self) -> list[str]:
         requested, deleted = await asyncio.gather(self._ids(REQUEST), self._ids(DELETED))
         return [task_id for task_id in requested if task_id not in deleted]
+
+    async def names(self) -> TaskNames:
+        """Three subject listings of the stream (``subjects``), no message read."""
+        requested, completed, deleted = await asyncio.gather(self._ids(REQUEST), self._ids(OUTCOME), self._ids(DELETED))
+        return TaskNames(frozenset(requested), frozenset(completed), frozenset(deleted))
 
     async def _ids(self, kind: str) -> set[str]:
         try:
