@@ -15,6 +15,13 @@ browser post, but it cannot read the token from our page, and the
 ``SameSite=Strict`` cookie is not sent with its post at all. A post without the
 right token is refused before anything reaches the journal server. Signing in
 starts a new session id (no session fixation).
+
+Two tokens sign in. The access token gives a session that may write (answer,
+approve, fork, delete: what the journal token behind the web server may do).
+An optional read token gives a read-only session: every page, no form that
+writes, and every POST but signing out refused here, before the journal
+server (``guards.forms``). The cookie's flag says which ("1" or "r"), under
+the same signature, so a read-only cookie cannot be promoted.
 """
 
 from __future__ import annotations
@@ -31,6 +38,9 @@ DEFAULT_SESSION_SECONDS = 12 * 3600
 """How long a session lasts from its start: a working day, then the access token again."""
 CLOCK_SKEW_SECONDS = 60
 """A session may seem to start this far in the future (the clock stepped back): more is forged or wrong."""
+_FLAGS = {(False, False): "0", (True, False): "1", (True, True): "r"}
+"""The cookie's flag for (signed in, read only); a visitor who has not signed in is never read only."""
+_SESSION_OF_FLAG = {flag: key for key, flag in _FLAGS.items()}
 
 
 @dataclass(frozen=True)
@@ -41,31 +51,64 @@ class Session:
     signed_in: bool
     started_at: int = field(default_factory=lambda: int(time.time()))
     """Unix seconds when the session began; signed with the rest, so it cannot be moved forward."""
+    read_only: bool = False
+    """Signed in with the read token: it may look at everything and write nothing."""
+
+    def __post_init__(self) -> None:
+        if self.read_only and not self.signed_in:
+            raise ValueError("only a signed-in session is read-only")
+
+    @property
+    def may_write(self) -> bool:
+        """Signed in with the access token: the forms that write are shown and accepted."""
+        return self.signed_in and not self.read_only
 
 
 class Access:
     """The access token check, the session cookies and the form tokens of one web server."""
 
     def __init__(
-        self, access_token: str, secret: bytes | None = None, *, session_seconds: int = DEFAULT_SESSION_SECONDS
+        self,
+        access_token: str,
+        secret: bytes | None = None,
+        *,
+        session_seconds: int = DEFAULT_SESSION_SECONDS,
+        read_token: str = "",
     ) -> None:
         if not access_token:
             raise ValueError("the web inbox needs an access token")
+        if read_token == access_token:
+            raise ValueError("the read token must differ from the access token (it signs in read-only)")
         if session_seconds < 1:
             raise ValueError("a session lasts at least a second")
         self.session_seconds = session_seconds
         self._access_digest = hashlib.sha256(access_token.encode()).digest()
+        self._read_digest = hashlib.sha256(read_token.encode()).digest() if read_token else None
         self._secret = secret if secret is not None else secrets.token_bytes(32)
 
     def token_matches(self, offered: str) -> bool:
         """True when ``offered`` is the access token (compared by digest in constant time)."""
         return hmac.compare_digest(hashlib.sha256(offered.encode()).digest(), self._access_digest)
 
-    def new_session(self, *, signed_in: bool) -> Session:
-        return Session(secrets.token_urlsafe(18), signed_in)
+    def read_token_matches(self, offered: str) -> bool:
+        """True when a read token is set and ``offered`` is it."""
+        if self._read_digest is None:
+            return False
+        return hmac.compare_digest(hashlib.sha256(offered.encode()).digest(), self._read_digest)
+
+    def sign_in(self, offered: str) -> Session | None:
+        """A new signed-in session for ``offered`` (read-only for the read token); None for any other token."""
+        if self.token_matches(offered):
+            return self.new_session(signed_in=True)
+        if self.read_token_matches(offered):
+            return self.new_session(signed_in=True, read_only=True)
+        return None
+
+    def new_session(self, *, signed_in: bool, read_only: bool = False) -> Session:
+        return Session(secrets.token_urlsafe(18), signed_in, read_only=signed_in and read_only)
 
     def cookie_value(self, session: Session) -> str:
-        body = f"{session.session_id}.{int(session.signed_in)}.{session.started_at}"
+        body = f"{session.session_id}.{_FLAGS[session.signed_in, session.read_only]}.{session.started_at}"
         return f"{body}.{self._sign('session', body)}"
 
     def session_from_cookie(self, value: str | None, *, now: float | None = None) -> Session | None:
@@ -77,14 +120,15 @@ class Access:
         if len(parts) != 3:
             return None
         session_id, flag, started = parts
-        if not session_id or flag not in ("0", "1") or not started.isdigit():
+        if not session_id or flag not in _SESSION_OF_FLAG or not started.isdigit():
             return None
         if not hmac.compare_digest(signature, self._sign("session", body)):
             return None
         now = time.time() if now is None else now
         if not now - self.session_seconds < int(started) <= now + CLOCK_SKEW_SECONDS:
             return None
-        return Session(session_id, flag == "1", int(started))
+        signed_in, read_only = _SESSION_OF_FLAG[flag]
+        return Session(session_id, signed_in, int(started), read_only)
 
     def csrf_token(self, session: Session) -> str:
         return self._sign("csrf", session.session_id)

@@ -1,8 +1,10 @@
-"""The web inbox's aiohttp application: its routes, its pages and its forms.
+"""The web inbox's aiohttp application: its routes, the inbox, and the answer and decision forms.
 
 Every request has passed the checks of ``guards`` before a handler here runs;
 only then does a handler talk to the journal server, through one
-``AsyncJournalClient``. Live updates are in ``events``.
+``AsyncJournalClient``. Live updates are in ``events``; a run's page is
+``run_pages``, the runs browser ``browser``, forking and deleting
+``run_actions``.
 """
 
 from __future__ import annotations
@@ -19,19 +21,19 @@ import jinja2
 from aiohttp import web
 
 from runjournal.aio import AsyncJournalClient
-from runjournal.errors import AlreadyAnsweredError, AlreadyDecidedError, RunJournalError
-from runjournal.render import safe_text
+from runjournal.errors import RunJournalError
 from runjournal.v1 import state_pb2
-from runjournal.web import events, guards, views
-from runjournal.web.access import CSRF_FIELD, Access, Session
-from runjournal.web.keys import ACCESS, CLIENT, FEED, FOLLOWING, SETTINGS, STREAMS, TEMPLATES, OpenStreams
+from runjournal.web import browser, events, guards, run_actions, views
+from runjournal.web.access import Access
+from runjournal.web.keys import ACCESS, CLIENT, FEED, FOLLOWING, SETTINGS, STREAMS, TEMPLATES, USAGE, OpenStreams
 from runjournal.web.live import InboxFeed
+from runjournal.web.pages import done_notice, refusal_status, refusal_text, render
+from runjournal.web.run_pages import CONVERSATION_ALL, run_fragment, run_page
 from runjournal.web.settings import WebSettings
+from runjournal.web.usage import UsageCache
 
 INBOX_RUNS = 200
 """At most this many waiting runs on the inbox page (each is folded for its calls' arguments)."""
-CONVERSATION_ALL = 2**31 - 1
-"""A ``conversation_from`` past any conversation: the fold carries the pending batch and no messages."""
 MAX_FORM_BYTES = 1 << 20
 
 
@@ -39,9 +41,12 @@ def create_app(settings: WebSettings) -> web.Application:
     """The web inbox for ``settings``; the journal client and the live feed start with the app."""
     app = web.Application(middlewares=[guards.headers, guards.sessions, guards.forms], client_max_size=MAX_FORM_BYTES)
     app[SETTINGS] = settings
-    app[ACCESS] = Access(settings.access_token, session_seconds=settings.session_seconds)
+    app[ACCESS] = Access(
+        settings.access_token, session_seconds=settings.session_seconds, read_token=settings.read_token
+    )
     app[TEMPLATES] = _templates()
     app[STREAMS] = OpenStreams()
+    app[USAGE] = UsageCache()
     app.cleanup_ctx.append(_journal_client)
     app.on_shutdown.append(_close_streams)
     app.router.add_get("/login", login_page)
@@ -49,10 +54,14 @@ def create_app(settings: WebSettings) -> web.Application:
     app.router.add_post("/logout", logout)
     app.router.add_get("/", inbox_page)
     app.router.add_get("/fragments/inbox", inbox_fragment)
+    app.router.add_get("/runs", browser.runs_page)
     app.router.add_get("/runs/{run_id}", run_page)
     app.router.add_get("/runs/{run_id}/fragment", run_fragment)
     app.router.add_post("/runs/{run_id}/answer", answer)
     app.router.add_post("/runs/{run_id}/decide", decide)
+    app.router.add_post("/runs/{run_id}/fork", run_actions.fork)
+    app.router.add_get("/runs/{run_id}/delete", run_actions.delete_page)
+    app.router.add_post("/runs/{run_id}/delete", run_actions.delete)
     app.router.add_get("/events", events.inbox_events)
     app.router.add_get("/runs/{run_id}/events", events.run_events)
     app.router.add_get("/favicon.ico", guards.no_content)
@@ -68,6 +77,7 @@ def _templates() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
     )
     env.filters["shown"] = views.shown
+    env.filters["run_status"] = views.run_status
     env.filters["path"] = lambda text: quote(str(text), safe="")
     return env
 
@@ -91,37 +101,6 @@ async def _close_streams(app: web.Application) -> None:
         stream.stop_streaming()
 
 
-# --- rendering ----------------------------------------------------------------
-
-
-def render(request: web.Request, template: str, status: int = 200, **values: Any) -> web.Response:
-    session: Session = request.get("new_session") or request["session"]
-    values = {"notice": "", "error": "", "live_mode": request.app[FEED].mode, **values}
-    page = (
-        request.app[TEMPLATES]
-        .get_template(template)
-        .render(csrf_field=CSRF_FIELD, csrf_token=request.app[ACCESS].csrf_token(session), **values)
-    )
-    return web.Response(text=page, status=status, content_type="text/html", charset="utf-8")
-
-
-def refusal_text(err: RunJournalError) -> str:
-    """What a person reads when the journal server refused: "already answered at seq 7", or its reason and message."""
-    if isinstance(err, AlreadyAnsweredError):
-        return f"already answered at seq {err.answered_at_seq}"
-    if isinstance(err, AlreadyDecidedError):
-        return f"already decided at seq {err.decided_at_seq}"
-    return f"{safe_text(err.reason or err.code.name)}: {safe_text(err.message)}"
-
-
-def refusal_status(err: RunJournalError) -> int:
-    if isinstance(err, AlreadyAnsweredError | AlreadyDecidedError):
-        return 409
-    return {"NOT_FOUND": 404, "PERMISSION_DENIED": 403, "UNAUTHENTICATED": 502, "UNAVAILABLE": 503}.get(
-        err.code.name, 400
-    )
-
-
 # --- sign in ------------------------------------------------------------------
 
 
@@ -132,10 +111,9 @@ async def login_page(request: web.Request) -> web.StreamResponse:
 async def login(request: web.Request) -> web.StreamResponse:
     form = await request.post()
     offered = form.get("access_token")
-    access = request.app[ACCESS]
-    if not isinstance(offered, str) or not access.token_matches(offered):
+    session = request.app[ACCESS].sign_in(offered) if isinstance(offered, str) else None
+    if session is None:
         return render(request, "login.html", status=403, failed=True)
-    session = access.new_session(signed_in=True)
     request["new_session"] = session
     response = guards.see_other("/")
     guards.set_session_cookie(request, response, session)
@@ -183,7 +161,7 @@ async def inbox_page(request: web.Request, notice: str = "", error: str = "", st
         values = await _inbox_values(request)
     except RunJournalError as err:
         return render(request, "error.html", status=refusal_status(err), message=refusal_text(err))
-    return render(request, "inbox.html", status=status, notice=notice or _done(request), error=error, **values)
+    return render(request, "inbox.html", status=status, notice=notice or done_notice(request), error=error, **values)
 
 
 async def inbox_fragment(request: web.Request) -> web.StreamResponse:
@@ -192,40 +170,6 @@ async def inbox_fragment(request: web.Request) -> web.StreamResponse:
     except RunJournalError as err:
         return web.Response(text=refusal_text(err), status=refusal_status(err))
     return render(request, "_inbox.html", **values)
-
-
-def _done(request: web.Request) -> str:
-    """The "recorded at seq N" line after a redirect (the seq only: nothing else comes from the query)."""
-    seq = request.query.get("done", "")
-    return f"recorded at seq {int(seq)}" if seq.isdigit() else ""
-
-
-# --- a run --------------------------------------------------------------------
-
-
-async def _run_values(request: web.Request) -> dict[str, Any]:
-    client = request.app[CLIENT]
-    run_id = request.match_info["run_id"]
-    # Two folds: the first tells how long the conversation is, the second brings its last messages only.
-    size = (await client.fold(run_id, conversation_from=CONVERSATION_ALL)).conversation_size
-    state = await client.fold(run_id, conversation_from=max(0, size - views.LAST_MESSAGES))
-    return {"run": views.run_view(state), "labels": sorted(state.meta.labels.items())}
-
-
-async def run_page(request: web.Request, notice: str = "", error: str = "", status: int = 200) -> web.StreamResponse:
-    try:
-        values = await _run_values(request)
-    except RunJournalError as err:
-        return render(request, "error.html", status=refusal_status(err), message=refusal_text(err))
-    return render(request, "run.html", status=status, notice=notice or _done(request), error=error, **values)
-
-
-async def run_fragment(request: web.Request) -> web.StreamResponse:
-    try:
-        values = await _run_values(request)
-    except RunJournalError as err:
-        return web.Response(text=refusal_text(err), status=refusal_status(err))
-    return render(request, "_run.html", **values)
 
 
 async def answer(request: web.Request) -> web.StreamResponse:

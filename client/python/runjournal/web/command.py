@@ -16,11 +16,19 @@ import sys
 from collections.abc import Sequence
 
 from runjournal.web.access import DEFAULT_SESSION_SECONDS
-from runjournal.web.settings import ACCESS_TOKEN_ENV, DEFAULT_LISTEN, JOURNAL_TOKEN_ENV, WebSettings, new_access_token
+from runjournal.web.settings import (
+    ACCESS_TOKEN_ENV,
+    DEFAULT_LISTEN,
+    JOURNAL_TOKEN_ENV,
+    READ_TOKEN_ENV,
+    WebSettings,
+    new_access_token,
+)
 
 READY_PREFIX = "runjournal web on "
 WEB_EXTRA = "pip install 'runjournal[web]'"
 NEEDS_EXTRA_EXIT_CODE = 2
+BAD_SETTINGS_EXIT_CODE = 2
 
 
 def main(argv: Sequence[str]) -> int:
@@ -39,7 +47,11 @@ def main(argv: Sequence[str]) -> int:
         approver=args.approver or os.environ.get("USER") or "web",
         secure_cookies=args.secure_cookies,
         session_seconds=round(args.session_hours * 3600),
+        read_token=os.environ.get(READ_TOKEN_ENV, ""),
     )
+    if settings.read_token and settings.read_token == settings.access_token:
+        print(f"runjournal web: ${READ_TOKEN_ENV} must differ from ${ACCESS_TOKEN_ENV}", file=sys.stderr)
+        return BAD_SETTINGS_EXIT_CODE
     if not _is_loopback(host) and not args.secure_cookies:
         print(
             f"runjournal web: listening on {host}, beyond loopback: put TLS in front and pass --secure-cookies",
@@ -96,7 +108,7 @@ def _parser() -> argparse.ArgumentParser:
             "Serve the web inbox: the runs waiting for a person, each run's pending calls and last turns, "
             "and forms to answer, approve and deny. Talks gRPC to the journal server, sending "
             f"${JOURNAL_TOKEN_ENV} as its bearer token when set; people sign in with ${ACCESS_TOKEN_ENV} "
-            "(generated and printed when unset)."
+            f"(generated and printed when unset), or read-only with ${READ_TOKEN_ENV} when set."
         ),
     )
     parser.add_argument("--address", default="127.0.0.1:50051", help="journal server (default 127.0.0.1:50051)")

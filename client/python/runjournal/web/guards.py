@@ -4,7 +4,8 @@ In order: the security headers (a Content-Security-Policy that runs only our
 own script file, so even a string that escaped escaping could not run; no
 framing, so a one-click approve cannot be clickjacked), the session (a signed
 cookie; everything but signing in needs a signed-in one), and for every POST
-the Origin and the form token (see ``access``), so a refused post never
+the Origin and the form token (see ``access``), and that the session may
+write (a read-only sign-in may only sign out), so a refused post never
 reaches the journal server.
 """
 
@@ -31,6 +32,9 @@ SECURITY_HEADERS = {
 }
 OPEN_PATHS = ("/login", "/static/", "/favicon.ico")
 """Reachable without signing in."""
+READ_ONLY_POSTS = ("/login", "/logout")
+"""The only posts a read-only session may send: they change the session, never a journal."""
+READ_ONLY_REFUSAL = "this sign-in may only read (the read token): nothing was written"
 
 _Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -72,7 +76,7 @@ async def sessions(request: web.Request, handler: _Handler) -> web.StreamRespons
 
 
 def _is_page(path: str) -> bool:
-    return path == "/" or (path.startswith("/runs/") and not path.endswith(("/fragment", "/events")))
+    return path in ("/", "/runs") or (path.startswith("/runs/") and not path.endswith(("/fragment", "/events")))
 
 
 @web.middleware
@@ -87,6 +91,9 @@ async def forms(request: web.Request, handler: _Handler) -> web.StreamResponse:
     offered = form.get(CSRF_FIELD)
     if not isinstance(offered, str) or not request.app[ACCESS].csrf_matches(request["session"], offered):
         return web.Response(status=403, text="the form's token is missing or wrong: reload the page and send it again")
+    session: Session = request["session"]
+    if session.signed_in and not session.may_write and request.path not in READ_ONLY_POSTS:
+        return web.Response(status=403, text=READ_ONLY_REFUSAL)
     return await handler(request)
 
 

@@ -12,6 +12,7 @@ from runjournal.aio import AsyncJournalClient
 from runjournal.web.access import Access
 from runjournal.web.live import InboxFeed
 from runjournal.web.settings import WebSettings
+from runjournal.web.usage import UsageCache
 
 
 class OpenStreams:
@@ -28,3 +29,4 @@ CLIENT = web.AppKey("client", AsyncJournalClient)
 FEED = web.AppKey("feed", InboxFeed)
 STREAMS = web.AppKey("streams", OpenStreams)
 FOLLOWING = web.AppKey("following", asyncio.Task[None])
+USAGE = web.AppKey("usage", UsageCache)

@@ -13,6 +13,8 @@ JOURNAL_TOKEN_ENV = "RUNJOURNAL_TOKEN"
 """The bearer token the web server sends to the journal server (as the CLI does): its name is the approver."""
 ACCESS_TOKEN_ENV = "RUNJOURNAL_WEB_TOKEN"
 """The token a person types once to sign in to the web inbox; generated and printed when unset."""
+READ_TOKEN_ENV = "RUNJOURNAL_WEB_READ_TOKEN"
+"""An optional second token that signs in read-only: every page, no form that writes."""
 POLL_SECONDS = 2.0
 """How often the inbox is listed again while the journal server cannot be watched (no WatchRuns)."""
 
@@ -27,6 +29,7 @@ class WebSettings:
     has auth off (with auth on it records the token's name and refuses any
     other, so none is sent). ``secure_cookies`` marks cookies ``Secure`` (set it
     when a TLS proxy is in front). A sign-in lasts ``session_seconds``.
+    ``read_token`` (empty: none) signs in read-only.
     """
 
     journal_address: str
@@ -36,6 +39,7 @@ class WebSettings:
     secure_cookies: bool = False
     poll_seconds: float = POLL_SECONDS
     session_seconds: int = DEFAULT_SESSION_SECONDS
+    read_token: str = ""
 
     @property
     def journal_metadata(self) -> tuple[tuple[str, str], ...]:

@@ -201,6 +201,11 @@ def _enum_word(enum: object, prefix: str, value: int) -> str:
     return str(enum.Name(value)).removeprefix(prefix).lower()  # type: ignore[attr-defined]
 
 
+def run_status(value: int) -> str:
+    """A run's status as the server said it (``RunStatus``): "open", "suspended", "corrupt", ..."""
+    return _enum_word(state_pb2.RunStatus, "RUN_STATUS_", value)
+
+
 def call_view(call: state_pb2.PendingCall) -> CallView:
     decided = call.decision != records_pb2.DECISION_UNSPECIFIED
     return CallView(
@@ -234,7 +239,7 @@ def run_view(state: state_pb2.RunState) -> RunView:
     calls = [call_view(call) for call in state.pending.calls] if state.HasField("pending") else []
     return RunView(
         run_id=state.run_id,
-        status=_enum_word(state_pb2.RunStatus, "RUN_STATUS_", state.status),
+        status=run_status(state.status),
         last_seq=state.last_seq,
         model=f"{shown(state.effective_fingerprint.provider)}/{shown(state.effective_fingerprint.model)}",
         claimed_by=shown(state.claimed_by),
