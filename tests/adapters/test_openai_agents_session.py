@@ -22,7 +22,7 @@ from agents.models.openai_responses import OpenAIResponsesModel
 from openai import AsyncOpenAI
 
 from runjournal import meta_record, text_block
-from runjournal.adapters._openai_agents_journal import LABEL_NAMESPACE, LABEL_SESSION, OP_KEY, run_id_of
+from runjournal.adapters._openai_agents_journal import LABEL_NAMESPACE, LABEL_SESSION, OP_KEY, session_run_id
 from runjournal.adapters.openai_agents import MAX_BATCH_ITEMS, RunJournalSession, SessionJournalError
 from runjournal.aio import AsyncJournalClient
 from runjournal.errors import (
@@ -248,12 +248,12 @@ async def test_runs_show_lists_every_item_and_the_labels_name_the_session(client
 
 def test_session_ids_map_to_distinct_valid_run_ids_and_long_ones_are_hashed() -> None:
     ids = ["a", "a_", "a_5f", "_", "", "-", "user 42", "user_42", "ü", "日本", "a" * 256, "a" * 255 + "b", "x/../y"]
-    run_ids = [run_id_of("agents", session_id) for session_id in ids]
+    run_ids = [session_run_id("agents", session_id) for session_id in ids]
     assert all(RUN_ID.fullmatch(run_id) for run_id in run_ids), run_ids
     assert len(set(run_ids)) == len(ids)
-    assert run_id_of("agents", "user-42") == "agents_suser-42", "an id of [A-Za-z0-9-] stays readable"
-    assert run_id_of("agents", "user_42") == "agents_suser_5f42"
-    assert run_id_of("agents", "a" * 256).startswith("agents_h")
+    assert session_run_id("agents", "user-42") == "agents_suser-42", "an id of [A-Za-z0-9-] stays readable"
+    assert session_run_id("agents", "user_42") == "agents_suser_5f42"
+    assert session_run_id("agents", "a" * 256).startswith("agents_h")
 
 
 def test_a_session_id_or_namespace_the_run_cannot_hold_is_refused() -> None:

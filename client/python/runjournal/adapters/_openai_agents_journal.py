@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runjournal._builders import meta_record, note_record, opaque_block, text_block, user_record
+from runjournal.adapters._run_ids import run_id_of
 from runjournal.v1 import records_pb2
 
 PROVIDER = "openai-agents"
@@ -70,6 +71,11 @@ def check_session_id(session_id: str) -> str:
     except UnicodeEncodeError as err:
         raise ValueError("the session id is not valid Unicode (a lone surrogate)") from err
     return session_id
+
+
+def session_run_id(namespace: str, session_id: str) -> str:
+    """The run id of ``session_id`` under ``namespace``: ``<namespace>_s<session id escaped>``."""
+    return run_id_of(namespace, [("s", session_id)])
 
 
 def run_labels(namespace: str, session_id: str) -> dict[str, str]:

@@ -44,8 +44,9 @@ from runjournal.adapters._openai_agents_journal import (
     item_record,
     popped_note,
     run_labels,
+    session_run_id,
 )
-from runjournal.adapters._run_ids import check_namespace, run_id_of
+from runjournal.adapters._run_ids import check_namespace
 from runjournal.aio import AsyncJournalClient
 from runjournal.errors import RunExistsError, RunNotFoundError, SeqConflictError
 from runjournal.v1 import records_pb2
@@ -88,7 +89,7 @@ class RunJournalSession:
         self.session_settings = session_settings
         self._client = client
         namespace = check_namespace(namespace)
-        self._journal = SessionJournal(run_id_of(namespace, [("s", session_id)]), run_labels(namespace, session_id))
+        self._journal = SessionJournal(session_run_id(namespace, session_id), run_labels(namespace, session_id))
         self._lock = asyncio.Lock()
 
     @property
