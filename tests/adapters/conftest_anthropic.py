@@ -9,6 +9,7 @@ either language against both.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -17,6 +18,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,7 +29,7 @@ from tests.fake_model.server import FakeModel, Recorded
 from tests.servers import ServerProcess
 from tests.support.environment import unavailable
 
-__all__ = ["anthropic_fake", "journal_server", "new_run_id", "run_worker", "worker_commands"]
+__all__ = ["anthropic_fake", "anthropic_recorder", "journal_server", "new_run_id", "run_worker", "worker_commands"]
 
 REPO = Path(__file__).resolve().parents[2]
 TS_DIR = REPO / "client" / "ts"
@@ -43,6 +45,38 @@ def anthropic_fake() -> Iterator[FakeModel]:
     with FakeModel() as fake:
         fake_anthropic.serve(fake, anthropic_loop.SCRIPT)
         yield fake
+
+
+@dataclass
+class Recorder:
+    """A fake Messages API that answers a conversation's first call with what a test registered for its prompt.
+
+    Every later call (a conversation that already holds an answer) gets a plain ``end_turn`` text. The
+    API's checks are off: the tests send the providers' recorded blocks, signed by the real API.
+    """
+
+    fake: FakeModel
+    answers: dict[str, fake_anthropic.Answer]
+
+    def expect(self, prompt: object, answer: fake_anthropic.Answer) -> None:
+        self.answers[prompt_key(prompt)] = answer
+
+    def answer(self, body: dict[str, Any]) -> fake_anthropic.Answer | None:
+        if any(message["role"] == "assistant" for message in body["messages"]):
+            return fake_anthropic.Answer([{"type": "text", "text": "Noted."}], "end_turn")
+        return self.answers.get(prompt_key(body["messages"][0]["content"]))
+
+
+def prompt_key(prompt: object) -> str:
+    return json.dumps(prompt, sort_keys=True)
+
+
+@pytest.fixture(scope="module")
+def anthropic_recorder() -> Iterator[Recorder]:
+    with FakeModel() as fake:
+        recorder = Recorder(fake, {})
+        fake_anthropic.serve(fake, fake_anthropic.Script(recorder.answer, []), checked=False)
+        yield recorder
 
 
 @pytest.fixture(scope="session")
