@@ -259,3 +259,26 @@ def test_usage_with_cache_tokens_and_the_stop_reason(
     assert found.stored.assistant.stop_reason == records_pb2.STOP_REASON_PAUSE_TURN
     assert (found.state.counters.cache_read_tokens, found.state.counters.cache_write_tokens) == (7, 3)
     assert_same_request(found)
+
+
+def test_the_journal_compaction_sends_its_summary_first(
+    journal_server: ServerProcess, anthropic_recorder: Recorder
+) -> None:
+    """The journal's own compaction record: the fold's conversation starts with its summary, and so does the call."""
+    sdk = Anthropic(api_key="fake-key", base_url=anthropic_recorder.fake.base_url, max_retries=0)
+    run_id = f"anthropic-trip-{uuid.uuid4().hex[:12]}"
+    with JournalClient(journal_server.address) as journal:
+        run = Run.create(journal, run_id, adapter.fingerprint(**CALL), prompt_blocks=adapter.user_blocks("Hello."))
+        long = {"content": [{"type": "text", "text": "A long answer."}], "stop_reason": "end_turn", "usage": {}}
+        seq = run.append(adapter.assistant_record(long, iteration=1))
+        run.compaction(seq, "The user said hello; the model answered at length.", trigger="auto")
+        run.append(adapter.user_record("Shorter, please."))
+        state = journal.fold(run_id)
+        call = adapter.request_messages(state, system=SYSTEM, records=journal.read(run_id))
+    summary = {"type": "text", "text": "The user said hello; the model answered at length."}
+    assert call["messages"] == [{"role": "user", "content": [summary, {"type": "text", "text": "Shorter, please."}]}]
+    before = len(anthropic_recorder.fake.requests_to(PATH))
+    anthropic_recorder.expect(call["messages"][0]["content"], Answer([{"type": "text", "text": "Short."}], "end_turn"))
+    sdk.messages.create(**{**CALL, **call})
+    [sent] = anthropic_recorder.fake.requests_to(PATH)[before:]
+    assert sent.body["messages"] == call["messages"]
