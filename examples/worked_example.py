@@ -1,8 +1,15 @@
 """A worked example: a run that crashes, is resumed, waits for people, and finishes.
 
-Start a server (``runjournal serve``), then::
+Start a server (``runjournal serve``), then (with ``pip install runjournal[anthropic]``)::
 
     python examples/worked_example.py --address 127.0.0.1:50051
+
+The workers speak the ``anthropic`` SDK's objects through ``runjournal.adapters.anthropic``:
+each model turn is the ``Message`` that ``client.messages.create`` returned (here written
+out, so the example needs no API key), recorded with ``assistant_record``; each result
+is the ``tool_result`` block the loop sends back, recorded with ``tool_result_record``;
+and a worker that resumes rebuilds the next call's ``messages`` from the fold with
+``request_messages``.
 
 Three workers take turns on one run, each with its own client as if they were
 separate processes:
@@ -30,6 +37,9 @@ import sys
 import tempfile
 import uuid
 from pathlib import Path
+from typing import Any
+
+from anthropic.types import Message
 
 from runjournal import (
     AlreadyAnsweredError,
@@ -38,11 +48,9 @@ from runjournal import (
     Run,
     RunClaimedError,
     RunJournalError,
-    make_fingerprint,
-    text_block,
     tool_result_record,
-    tool_use_block,
 )
+from runjournal.adapters import anthropic as adapter
 from runjournal.v1 import records_pb2, state_pb2
 
 SYSTEM_PROMPT = "You are a release assistant. Check the weather and the news, then ask before deploying."
@@ -52,15 +60,50 @@ TOOLS = [
     {"name": "deploy", "description": "Deploy a release", "input_schema": {"type": "object"}},
     {"name": "ask_person", "description": "Ask a person a question", "input_schema": {"type": "object"}},
 ]
-FINGERPRINT = make_fingerprint(
-    provider="anthropic",
-    model="claude-sonnet-4-5",
-    system_prompt=SYSTEM_PROMPT,
-    thinking_mode="off",
-    tools=TOOLS,
-    max_tokens=4096,
-    max_iterations=10,
+CALL: dict[str, Any] = {"model": "claude-sonnet-4-5", "max_tokens": 4096, "system": SYSTEM_PROMPT, "tools": TOOLS}
+"""The arguments of every ``client.messages.create(**CALL, messages=...)`` of the run."""
+FINGERPRINT = adapter.fingerprint(**CALL, max_iterations=10)
+
+
+def answer(content: list[dict[str, Any]], stop_reason: str, input_tokens: int, output_tokens: int) -> Message:
+    """A model turn as ``client.messages.create`` returns it."""
+    usage = {"input_tokens": input_tokens, "output_tokens": output_tokens}
+    return Message.model_validate(
+        {"id": "msg_example", "type": "message", "role": "assistant", "model": CALL["model"], "content": content}
+        | {"stop_reason": stop_reason, "stop_sequence": None, "usage": usage}
+    )
+
+
+def tool_use(call_id: str, name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "tool_use", "id": call_id, "name": name, "input": tool_input}
+
+
+def result(call_id: str, content: str) -> dict[str, Any]:
+    """The ``tool_result`` block a loop sends back for a call."""
+    return {"type": "tool_result", "tool_use_id": call_id, "content": content}
+
+
+TURN_1 = answer(
+    [
+        {"type": "text", "text": "Let me check the weather and the news first."},
+        tool_use("call_weather", "weather", {"city": "Lisbon"}),
+        tool_use("call_news", "news", {"topic": "outages"}),
+    ],
+    "tool_use",
+    812,
+    64,
 )
+TURN_2 = answer(
+    [
+        {"type": "text", "text": "All clear. I need the release notes' audience, and deploying needs a sign-off."},
+        tool_use("call_ask", "ask_person", {"question": "Who gets the release notes?"}),
+        tool_use("call_deploy", "deploy", {"release": "2.4"}),
+    ],
+    "tool_use",
+    901,
+    41,
+)
+TURN_3 = answer([{"type": "text", "text": "Release 2.4 is deployed."}], "end_turn", 0, 9)
 
 
 class Unexpected(Exception):
@@ -98,6 +141,23 @@ def show_pending(state: state_pb2.RunState) -> None:
         print(f"     - {call.tool_use.id} {call.tool_use.name}({call.tool_use.input_json}): {where}")
 
 
+def show_next_call(client: JournalClient, run: Run) -> None:
+    """What the worker sends the model next: the folded run as ``messages.create``'s arguments."""
+    state = run.fold()
+    call = adapter.request_messages(state, system=SYSTEM_PROMPT, records=client.read(run.run_id))
+    messages = call["messages"]
+    print(f"   the next call: client.messages.create(**CALL, messages=...) with {len(messages)} messages:")
+    for message in messages:
+        content = message["content"]
+        blocks = [content] if isinstance(content, str) else [block.get("type") for block in content]
+        print(f"     - {message['role']}: {blocks}")
+    last = messages[-1]["content"]
+    expect(
+        messages[-1]["role"] == "user" and all(block["type"] == "tool_result" for block in last),
+        "it ends with the results of every call of the last turn",
+    )
+
+
 def new_run_id() -> str:
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S")
     return f"worked-example-{stamp}-{uuid.uuid4().hex[:8]}"
@@ -114,18 +174,9 @@ def worker_a_crashes(address: str, run_id: str) -> None:
             labels={"example": "worked"},
         )
         print(f"   seq 1 meta written; claim token {run.claim_token}, next seq {run.next_seq}")
-        seq = run.assistant(
-            1,
-            [
-                text_block("Let me check the weather and the news first."),
-                tool_use_block("call_weather", "weather", {"city": "Lisbon"}),
-                tool_use_block("call_news", "news", {"topic": "outages"}),
-            ],
-            "tool_use",
-            {"input_tokens": 812, "output_tokens": 64},
-        )
+        seq = run.append(adapter.assistant_record(TURN_1, iteration=1))
         print(f"   seq {seq} assistant turn 1 asks for call_weather and call_news")
-        seq = run.tool_result("call_weather", "Sunny, 24°C")
+        seq = run.append(adapter.tool_result_record(result("call_weather", "Sunny, 24°C")))
         print(f"   seq {seq} tool_result for call_weather")
         expect(run.next_seq == 4, "worker-a's next record would be seq 4")
     print("   worker-a crashes before running call_news (its client is gone)")
@@ -156,22 +207,16 @@ def worker_b_resumes_and_suspends(address: str, run_id: str) -> None:
             raise Unexpected("a stale worker was allowed to append")
 
         step("2c. worker-b finishes the batch; the model asks a question and wants to deploy")
-        seq = run.tool_result("call_news", "No outages reported today.")
+        seq = run.append(adapter.tool_result_record(result("call_news", "No outages reported today.")))
         print(f"   seq {seq} tool_result for call_news (batch complete)")
-        seq = run.assistant(
-            2,
-            [
-                text_block("All clear. I need the release notes' audience, and deploying needs a sign-off."),
-                tool_use_block("call_ask", "ask_person", {"question": "Who gets the release notes?"}),
-                tool_use_block("call_deploy", "deploy", {"release": "2.4"}),
-            ],
-            "tool_use",
-            {"input_tokens": 901, "output_tokens": 41},
-        )
+        show_next_call(client, run)
+        seq = run.append(adapter.assistant_record(TURN_2, iteration=2))
         print(f"   seq {seq} assistant turn 2 asks for call_ask and call_deploy")
-        seq = run.deferral("call_ask", "only a person knows the audience", "release-manager")
+        ask, deploy = (block for block in TURN_2.content if block.type == "tool_use")
+        seq = run.append(adapter.deferral_record(ask, "only a person knows the audience", "release-manager"))
         print(f"   seq {seq} deferral of call_ask to release-manager (awaits an answer)")
-        seq = run.deferral("call_deploy", "production deploys need an on-call sign-off", "on-call", needs_approval=True)
+        reason = "production deploys need an on-call sign-off"
+        seq = run.append(adapter.deferral_record(deploy, reason, "on-call", needs_approval=True))
         print(f"   seq {seq} deferral of call_deploy to on-call (awaits a decision)")
         seq = run.terminal("suspended", "waiting for people")
         print(f"   seq {seq} terminal: suspended")
@@ -249,9 +294,10 @@ def worker_c_finishes(address: str, run_id: str) -> None:
         )
         expect(run.state.next_iteration == 3, "the run resumes at iteration 3")
         print(f"   claim token {run.claim_token}, next seq {run.next_seq}")
-        seq = run.tool_result("call_deploy", "Release 2.4 deployed to production.")
+        seq = run.append(adapter.tool_result_record(result("call_deploy", "Release 2.4 deployed to production.")))
         print(f"   seq {seq} tool_result for call_deploy: worker-c ran the approved call")
-        seq = run.assistant(3, [text_block("Release 2.4 is deployed.")], "end_turn", {"output_tokens": 9})
+        show_next_call(client, run)
+        seq = run.append(adapter.assistant_record(TURN_3, iteration=3))
         print(f"   seq {seq} assistant turn 3 (end_turn)")
         seq = run.terminal("completed", "release 2.4 shipped")
         print(f"   seq {seq} terminal: completed")

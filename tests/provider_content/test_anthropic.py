@@ -4,19 +4,40 @@ The tool loop (``loops.anthropic_records``) is appended once per backend; each
 test looks at one kind of block where it landed. Typed blocks (thinking,
 redacted thinking, tool_use) keep every value exactly; every other kind is an
 opaque block whose ``json`` is the provider's text. See
-``docs/provider-content.md`` for the table.
+``docs/provider-content.md`` for the table. The conversion back to a request
+is the client's: ``runjournal.adapters.anthropic`` (``message_params`` block for
+block, ``request_messages`` with the API's rules), its request blocks written
+as the SDK writes a request body.
 """
 
 from __future__ import annotations
 
-from runjournal.v1.state_pb2 import RunStatus
-from tests.provider_content import shapes
+import hashlib
+import json
+from typing import Any
+
+from runjournal.adapters import anthropic as adapter
+from runjournal.v1.state_pb2 import RunState, RunStatus
 from tests.provider_content.checks import assert_opaque_kept, assert_stored_as_read
 from tests.provider_content.fixtures import provider_json, provider_value, raw_member
 from tests.provider_content.loops import ANTHROPIC_PLACES as PLACES
+from tests.provider_content.loops import Place
 from tests.provider_content.roundtrip import RoundTrip
 
 PROVIDER = "anthropic"
+
+
+def sent(loop: RoundTrip, place: Place) -> str:
+    """The block at ``place`` of the folded conversation, as the adapter's request holds it, as JSON text."""
+    block: Any = adapter.message_params(list(loop.state.conversation))[place.message]["content"][place.block]
+    if place.inner is not None:
+        block = block["content"][place.inner]
+    return dumps(block)
+
+
+def dumps(value: Any) -> str:
+    """JSON text as the ``anthropic`` SDK writes a request body (compact, non-ASCII as itself)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def test_the_store_holds_the_lines_read_returns(anthropic_loop: RoundTrip) -> None:
@@ -34,7 +55,7 @@ def test_thinking_keeps_its_text_and_signature(anthropic_loop: RoundTrip) -> Non
     assert anthropic_loop.line_block(place) == {
         "thinking": {"thinking": want["thinking"], "signature": want["signature"]}
     }
-    assert shapes.anthropic_block(anthropic_loop.folded_block(place)) == provider_json(PROVIDER, "thinking")
+    assert sent(anthropic_loop, place) == provider_json(PROVIDER, "thinking")
 
 
 def test_omitted_thinking_keeps_its_signature_and_its_empty_text(anthropic_loop: RoundTrip) -> None:
@@ -46,7 +67,7 @@ def test_omitted_thinking_keeps_its_signature_and_its_empty_text(anthropic_loop:
         assert not block.thinking.redacted
     # proto3 JSON leaves the empty text out; it reads back as "" and is sent as "thinking":"".
     assert anthropic_loop.line_block(place) == {"thinking": {"signature": want["signature"]}}
-    assert shapes.anthropic_block(anthropic_loop.folded_block(place)) == provider_json(PROVIDER, "thinking_omitted")
+    assert sent(anthropic_loop, place) == provider_json(PROVIDER, "thinking_omitted")
 
 
 def test_redacted_thinking_keeps_its_data(anthropic_loop: RoundTrip) -> None:
@@ -56,7 +77,7 @@ def test_redacted_thinking_keeps_its_data(anthropic_loop: RoundTrip) -> None:
         assert (block.thinking.redacted, block.thinking.data) == (True, want["data"])
         assert (block.thinking.thinking, block.thinking.signature) == ("", "")
     assert anthropic_loop.line_block(place) == {"thinking": {"redacted": True, "data": want["data"]}}
-    assert shapes.anthropic_block(anthropic_loop.folded_block(place)) == provider_json(PROVIDER, "redacted_thinking")
+    assert sent(anthropic_loop, place) == provider_json(PROVIDER, "redacted_thinking")
 
 
 def test_tool_use_keeps_its_id_name_and_input_text(anthropic_loop: RoundTrip) -> None:
@@ -71,7 +92,7 @@ def test_tool_use_keeps_its_id_name_and_input_text(anthropic_loop: RoundTrip) ->
         assert anthropic_loop.line_block(place) == {
             "tool_use": {"id": want["id"], "name": want["name"], "input_json": input_text}
         }
-        assert shapes.anthropic_block(anthropic_loop.folded_block(place)) == text
+        assert sent(anthropic_loop, place) == text
     # The input keeps the provider's key order (base, quote, date), which sorted JSON would not.
     assert raw_member(provider_json(PROVIDER, "tool_use"), "input").startswith('{"base"')
 
@@ -115,7 +136,7 @@ def test_a_block_with_cache_control_is_kept(anthropic_loop: RoundTrip) -> None:
 def test_an_image_is_kept_in_a_tool_result_and_in_a_follow_up(anthropic_loop: RoundTrip) -> None:
     text = assert_opaque_kept(anthropic_loop, PROVIDER, "image", PLACES["image"])
     assert provider_value(PROVIDER, "image")["source"]["data"].startswith("iVBORw0KGgo")  # a PNG
-    assert text in shapes.anthropic_block(anthropic_loop.state.conversation[2].content[1])  # inside the tool_result
+    assert text in sent(anthropic_loop, Place(4, "content", 0, 2, 1))  # inside the tool_result
 
 
 def test_a_document_is_kept_in_the_prompt(anthropic_loop: RoundTrip) -> None:
@@ -131,12 +152,28 @@ def test_compaction_blocks_are_kept(anthropic_loop: RoundTrip) -> None:
 
 
 def test_the_conversation_converts_back_to_the_request_byte_for_byte(anthropic_loop: RoundTrip) -> None:
-    messages = shapes.anthropic_messages(list(anthropic_loop.state.conversation))
-    assert [role for role, _ in messages] == ["user", "assistant"] * 4
+    messages = adapter.message_params(list(anthropic_loop.state.conversation))
+    assert [message["role"] for message in messages] == ["user", "assistant"] * 4
     for name, places in PLACES.items():
         for place in places:
             if place.inner is None:
-                assert messages[place.message][1][place.block] == provider_json(PROVIDER, name), name
+                assert dumps(messages[place.message]["content"][place.block]) == provider_json(PROVIDER, name), name
     image, caption = provider_json(PROVIDER, "image"), '{"type":"text","text":"Q3 revenue by month, EUR"}'
     chart_id = provider_value(PROVIDER, "tool_use_chart")["id"]
-    assert messages[2][1][1] == f'{{"type":"tool_result","tool_use_id":"{chart_id}","content":[{image},{caption}]}}'
+    assert dumps(messages[2]["content"][1]) == (
+        f'{{"type":"tool_result","tool_use_id":"{chart_id}","content":[{image},{caption}]}}'
+    )
+    # The next request starts at the newest compaction block with content (seq 8's): the API refuses
+    # anything before it. The later null compaction is a no-op and stays where it was.
+    records = [item.record for item in anthropic_loop.items]
+    call = adapter.request_messages(with_system(anthropic_loop.state, "S"), system="S", records=records)
+    assert call["messages"] == messages[5:]
+    assert dumps(call["messages"][0]["content"][0]) == provider_json(PROVIDER, "compaction")
+
+
+def with_system(state: RunState, system: str) -> RunState:
+    """The state with a fingerprint for ``system`` (the loop's meta holds a made-up hash)."""
+    copy = RunState()
+    copy.CopyFrom(state)
+    copy.effective_fingerprint.system_prompt_sha256 = hashlib.sha256(system.encode()).hexdigest()
+    return copy

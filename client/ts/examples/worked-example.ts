@@ -18,25 +18,30 @@
  * 3. People read the inbox, answer the question and approve the deploy.
  * 4. worker-c claims the run, runs the approved deploy and finishes.
  *
+ * The workers speak `@anthropic-ai/sdk`'s objects through `@runjournal/client/adapters/anthropic`: each
+ * model turn is the `Message` that `client.messages.create` returned (written out here, so the example needs
+ * no API key), recorded with `assistantRecord`; each result is the `tool_result` block the loop sends back,
+ * recorded with `toolResultRecord`; a worker that resumes rebuilds the next call's `messages` from the fold
+ * with `requestMessages`.
+ *
  * Every step checks what the server reports; the program exits 1 on anything
  * unexpected. Each execution uses a new run id.
  */
 import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
+import type { Message, ToolResultBlockParam, ToolUseBlock } from "@anthropic-ai/sdk/resources/messages";
+import * as adapter from "../src/adapters/anthropic.js";
 import {
   AlreadyAnsweredError,
   AlreadyDecidedError,
   Decision,
   JournalClient,
-  makeFingerprint,
   Run,
   RunClaimedError,
   RunJournalError,
   type RunState,
   RunStatus,
-  textBlock,
   toolResultRecord,
-  toolUseBlock,
   WaitingFor,
 } from "../src/index.js";
 
@@ -47,15 +52,42 @@ const TOOLS = [
   { name: "deploy", description: "Deploy a release", input_schema: { type: "object" } },
   { name: "ask_person", description: "Ask a person a question", input_schema: { type: "object" } },
 ];
-const FINGERPRINT = makeFingerprint({
-  provider: "anthropic",
-  model: "claude-sonnet-4-5",
-  systemPrompt: SYSTEM_PROMPT,
-  thinkingMode: "off",
-  tools: TOOLS,
-  maxTokens: 4096,
-  maxIterations: 10,
-});
+/** The arguments of every `client.messages.create({ ...CALL, messages })` of the run. */
+const CALL = { model: "claude-sonnet-4-5", max_tokens: 4096, system: SYSTEM_PROMPT, tools: TOOLS };
+const FINGERPRINT = adapter.fingerprint(CALL, { maxIterations: 10 });
+
+/** A model turn as `client.messages.create` returns it. */
+function answer(content: object[], stopReason: string, inputTokens: number, outputTokens: number): Message {
+  return {
+    id: "msg_example", type: "message", role: "assistant", model: CALL.model, content, stop_reason: stopReason,
+    stop_sequence: null, usage: { input_tokens: inputTokens, output_tokens: outputTokens },
+  } as unknown as Message;
+}
+const toolUse = (id: string, name: string, input: object) => ({ type: "tool_use", id, name, input });
+/** The `tool_result` block a loop sends back for a call. */
+const result = (toolUseId: string, content: string): ToolResultBlockParam => ({ type: "tool_result", tool_use_id: toolUseId, content });
+
+const TURN_1 = answer(
+  [
+    { type: "text", text: "Let me check the weather and the news first." },
+    toolUse("call_weather", "weather", { city: "Lisbon" }),
+    toolUse("call_news", "news", { topic: "outages" }),
+  ],
+  "tool_use",
+  812,
+  64,
+);
+const TURN_2 = answer(
+  [
+    { type: "text", text: "All clear. I need the release notes' audience, and deploying needs a sign-off." },
+    toolUse("call_ask", "ask_person", { question: "Who gets the release notes?" }),
+    toolUse("call_deploy", "deploy", { release: "2.4" }),
+  ],
+  "tool_use",
+  901,
+  41,
+);
+const TURN_3 = answer([{ type: "text", text: "Release 2.4 is deployed." }], "end_turn", 0, 9);
 const LABELS = { example: "worked" };
 
 /** The server reported something this example does not expect. */
@@ -89,6 +121,22 @@ function showPending(state: RunState): void {
   }
 }
 
+/** What the worker sends the model next: the folded run as `messages.create`'s arguments. */
+async function showNextCall(client: JournalClient, run: Run): Promise<void> {
+  const state = await run.fold();
+  const { messages } = adapter.requestMessages(state, { system: SYSTEM_PROMPT, records: await adapter.readRecords(client, run.runId) });
+  console.log(`   the next call: client.messages.create({ ...CALL, messages }) with ${messages.length} messages:`);
+  for (const message of messages) {
+    const blocks = typeof message.content === "string" ? [message.content] : message.content.map((block) => block.type);
+    console.log(`     - ${message.role}: ${JSON.stringify(blocks)}`);
+  }
+  const last = messages.at(-1)!;
+  expect(
+    last.role === "user" && Array.isArray(last.content) && last.content.every((block) => block.type === "tool_result"),
+    "it ends with the results of every call of the last turn",
+  );
+}
+
 function newRunId(): string {
   const stamp = new Date().toISOString().replace(/[-:]/g, "").slice(0, 15);
   return `worked-example-${stamp}-${randomBytes(4).toString("hex")}`;
@@ -106,18 +154,9 @@ async function workerACrashes(address: string, runId: string): Promise<void> {
   try {
     const run = await Run.create(client, runId, FINGERPRINT, "Is it a good day to ship release 2.4?", { labels: LABELS });
     console.log(`   seq 1 meta written; claim token ${run.claimToken}, next seq ${run.nextSeq}`);
-    let seq = await run.assistant(
-      1,
-      [
-        textBlock("Let me check the weather and the news first."),
-        toolUseBlock("call_weather", "weather", { city: "Lisbon" }),
-        toolUseBlock("call_news", "news", { topic: "outages" }),
-      ],
-      "tool_use",
-      { inputTokens: 812, outputTokens: 64 },
-    );
+    let seq = await run.append(adapter.assistantRecord(TURN_1, { iteration: 1 }));
     console.log(`   seq ${seq} assistant turn 1 asks for call_weather and call_news`);
-    seq = await run.toolResult("call_weather", "Sunny, 24°C");
+    seq = await run.append(adapter.toolResultRecord(result("call_weather", "Sunny, 24°C")));
     console.log(`   seq ${seq} tool_result for call_weather`);
     expect(run.nextSeq === 4n, "worker-a's next record would be seq 4");
   } finally {
@@ -152,22 +191,16 @@ async function workerBResumesAndSuspends(address: string, runId: string): Promis
     }
 
     step("2c. worker-b finishes the batch; the model asks a question and wants to deploy");
-    let seq = await run.toolResult("call_news", "No outages reported today.");
+    let seq = await run.append(adapter.toolResultRecord(result("call_news", "No outages reported today.")));
     console.log(`   seq ${seq} tool_result for call_news (batch complete)`);
-    seq = await run.assistant(
-      2,
-      [
-        textBlock("All clear. I need the release notes' audience, and deploying needs a sign-off."),
-        toolUseBlock("call_ask", "ask_person", { question: "Who gets the release notes?" }),
-        toolUseBlock("call_deploy", "deploy", { release: "2.4" }),
-      ],
-      "tool_use",
-      { inputTokens: 901, outputTokens: 41 },
-    );
+    await showNextCall(client, run);
+    seq = await run.append(adapter.assistantRecord(TURN_2, { iteration: 2 }));
     console.log(`   seq ${seq} assistant turn 2 asks for call_ask and call_deploy`);
-    seq = await run.deferral("call_ask", "only a person knows the audience", "release-manager");
+    const [ask, deploy] = TURN_2.content.filter((block): block is ToolUseBlock => block.type === "tool_use");
+    seq = await run.append(adapter.deferralRecord(ask!, "only a person knows the audience", "release-manager"));
     console.log(`   seq ${seq} deferral of call_ask to release-manager (awaits an answer)`);
-    seq = await run.deferral("call_deploy", "production deploys need an on-call sign-off", "on-call", { needsApproval: true });
+    const reason = "production deploys need an on-call sign-off";
+    seq = await run.append(adapter.deferralRecord(deploy!, reason, "on-call", { needsApproval: true }));
     console.log(`   seq ${seq} deferral of call_deploy to on-call (awaits a decision)`);
     seq = await run.terminal("suspended", "waiting for people");
     console.log(`   seq ${seq} terminal: suspended`);
@@ -242,9 +275,10 @@ async function workerCFinishes(address: string, runId: string): Promise<void> {
     );
     expect(run.state!.nextIteration === 3, "the run resumes at iteration 3");
     console.log(`   claim token ${run.claimToken}, next seq ${run.nextSeq}`);
-    let seq = await run.toolResult("call_deploy", "Release 2.4 deployed to production.");
+    let seq = await run.append(adapter.toolResultRecord(result("call_deploy", "Release 2.4 deployed to production.")));
     console.log(`   seq ${seq} tool_result for call_deploy: worker-c ran the approved call`);
-    seq = await run.assistant(3, [textBlock("Release 2.4 is deployed.")], "end_turn", { outputTokens: 9 });
+    await showNextCall(client, run);
+    seq = await run.append(adapter.assistantRecord(TURN_3, { iteration: 3 }));
     console.log(`   seq ${seq} assistant turn 3 (end_turn)`);
     seq = await run.terminal("completed", "release 2.4 shipped");
     console.log(`   seq ${seq} terminal: completed`);
