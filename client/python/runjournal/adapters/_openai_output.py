@@ -1,8 +1,8 @@
 """A Responses API ``Response`` as journal content: its output items as blocks, its usage, its stop reason.
 
-Every item keeps the JSON the API sent: the SDK object's wire form (``to_dict``: the keys the API set, by
-their API names), without the fields the SDK adds for its own parsing helpers (``parsed``,
-``parsed_arguments``, listed in ``__api_exclude__``), written as compact JSON. A ``function_call`` becomes
+Every item keeps the JSON the API sent: the SDK object's wire form (the keys the API set, by their API
+names), without the fields the SDK adds for its own parsing helpers (``parsed``, ``parsed_arguments``),
+written as compact JSON. A ``function_call`` becomes
 the one typed ``tool_use`` block the journal tracks (id = ``call_id``, ``input_json`` = ``arguments`` as
 the model wrote them, ``provider_json`` = the whole item); every other item is an opaque block.
 """
@@ -35,31 +35,15 @@ def dumps(value: object) -> str:
 
 
 def wire_dict(item: BaseModel | Mapping[str, Any]) -> dict[str, Any]:
-    """The item as the API sent it (an SDK object or a plain mapping of its JSON)."""
+    """The item as the API sent it (an SDK object or a plain mapping of its JSON).
+
+    The SDK object's fields the API set, by their API names, without the ones the SDK adds for its
+    parsing helpers: the same dump the SDK makes when it sends a model back (``__api_exclude__``).
+    """
     if isinstance(item, Mapping):
         return dict(item)
-    data = item.to_dict(mode="json")
-    _drop_sdk_fields(item, data)
-    return data
-
-
-def _drop_sdk_fields(model: BaseModel, data: dict[str, Any]) -> None:
-    # ParsedResponse adds `parsed` to output_text parts and `parsed_arguments` to function calls; the API
-    # never sent them, and the SDK itself leaves them out when it sends a model (``__api_exclude__``).
-    for key in getattr(model, "__api_exclude__", None) or ():
-        data.pop(key, None)
-    for name, field in type(model).model_fields.items():
-        key = field.alias or name
-        if key in data:
-            _drop_nested(getattr(model, name, None), data[key])
-
-
-def _drop_nested(value: object, data: object) -> None:
-    if isinstance(value, BaseModel) and isinstance(data, dict):
-        _drop_sdk_fields(value, data)
-    elif isinstance(value, list) and isinstance(data, list):
-        for inner, inner_data in zip(value, data, strict=False):
-            _drop_nested(inner, inner_data)
+    exclude = getattr(item, "__api_exclude__", None) or None
+    return item.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude=exclude)
 
 
 def item_block(item: BaseModel | Mapping[str, Any]) -> records_pb2.ContentBlock:
