@@ -13,6 +13,9 @@ back different from how it was issued, or unknown; a reasoning item not followed
 produced; a function call output whose ``call_id`` no earlier function call has, or given twice; a
 function call without its output.
 
+``POST /v1/responses/compact`` answers the window to go on with: the request's user messages, then
+the compaction item.
+
 Both transports: a JSON response, or, with ``"stream": true``, the server-sent events the SDKs
 accumulate (``response.created``, each item ``added`` then ``done`` with its deltas between,
 ``response.completed``).
@@ -31,6 +34,7 @@ from aiohttp import web
 from tests.fake_model.server import FakeModel, Recorded, send_sse
 
 PATH = "/v1/responses"
+COMPACT_PATH = "/v1/responses/compact"
 FIXTURES = Path(__file__).resolve().parents[2] / "testdata" / "provider_content" / "openai"
 QUESTION = "What's the weather in Paris, and should I take an umbrella?"
 FOLLOW_UPS = ("And tomorrow?", "Thanks!")
@@ -78,7 +82,35 @@ class OpenAIResponses:
 
     def install(self, fake: FakeModel) -> OpenAIResponses:
         fake.route(PATH, self.handle)
+        fake.route(COMPACT_PATH, self.compact)
         return self
+
+    async def compact(self, request: Recorded) -> web.StreamResponse:
+        """``responses.compact``: the window to go on with, the user's messages then one compaction item."""
+        body = request.body if isinstance(request.body, dict) else {}
+        try:
+            items = input_items(body)
+            self.check(items)
+        except Refusal as refusal:
+            return error(str(refusal))
+        kept = [item for item in items if user_text(item) is not None]
+        usage = {
+            "input_tokens": 2400,
+            "input_tokens_details": {"cached_tokens": 1024, "cache_write_tokens": 0},
+            "output_tokens": 300,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 2700,
+        }
+        output = [*kept, fixture("compaction")]
+        return web.json_response(
+            {
+                "id": "resp_cmp_1",
+                "object": "response.compaction",
+                "created_at": 1757549000,
+                "output": output,
+                "usage": usage,
+            }
+        )
 
     async def handle(self, request: Recorded) -> web.StreamResponse:
         body = request.body if isinstance(request.body, dict) else {}

@@ -11,9 +11,11 @@ smallest item the API takes:
 * a typed call without ``provider_json``: a ``function_call`` of its fields; typed assistant text: an
   assistant message item.
 
-The request starts at the newest ``compaction`` item: the API's compaction item stands for everything
-before it, which may be dropped (and is, so the request stays small). The journal's own compaction
-record needs nothing here: the fold's conversation already starts with its summary.
+The request starts at the newest ``compaction`` item the model returned in a turn (server-side
+compaction, ``context_management``): it stands for everything before it, which the API lets a client
+drop (and this one does, so the request stays small). The journal's own compaction record is already
+the start of the fold's conversation, and its summary is sent whole: a ``responses.compact`` window is
+its user messages followed by its compaction item, all of which the next request needs.
 """
 
 from __future__ import annotations
@@ -28,15 +30,19 @@ CONTENT_PARTS = frozenset({"input_text", "input_image", "input_file", "input_aud
 
 
 def input_item_texts(conversation: Sequence[records_pb2.ConversationMessage]) -> list[str]:
-    """The request's ``input`` items as JSON text, from the newest compaction item on."""
-    items: list[_Item] = []
+    """The request's ``input`` items as JSON text, from the newest compaction item the model returned on."""
+    items: list[str] = []
+    start = 0
     for message in conversation:
-        if message.role == records_pb2.ROLE_ASSISTANT:
-            items.extend(_assistant_item(block) for block in message.content)
-        else:
-            items.extend(_user_items(message.content))
-    compactions = [index for index, (_, kind) in enumerate(items) if kind == "compaction"]
-    return [text for text, _ in items[compactions[-1] if compactions else 0 :]]
+        if message.role != records_pb2.ROLE_ASSISTANT:
+            items.extend(text for text, _ in _user_items(message.content))
+            continue
+        for block in message.content:
+            text, kind = _assistant_item(block)
+            if kind == "compaction":
+                start = len(items)
+            items.append(text)
+    return items[start:]
 
 
 _Item = tuple[str, str]

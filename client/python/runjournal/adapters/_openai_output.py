@@ -43,7 +43,8 @@ def wire_dict(item: BaseModel | Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(item, Mapping):
         return dict(item)
     exclude = getattr(item, "__api_exclude__", None) or None
-    return item.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude=exclude)
+    # warnings off: an item the SDK typed loosely (a user message in a compact window) is still what was sent.
+    return item.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude=exclude, warnings=False)
 
 
 def item_block(item: BaseModel | Mapping[str, Any]) -> records_pb2.ContentBlock:

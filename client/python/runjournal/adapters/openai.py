@@ -62,6 +62,7 @@ __all__ = [
     "tool_result_record",
     "usage_of",
     "user_blocks",
+    "wire_dict",
 ]
 
 DEFAULT_THINKING_MODE = "default"

@@ -11,7 +11,8 @@
  *   written, `providerJson` = the item), anything else an opaque block;
  * - a `function_call_output` input item is a tool result holding that item, whole;
  * - the folded conversation goes back as `input` items: what the model sent as the text the journal holds,
- *   what the journal built as the smallest item the API takes, from the newest `compaction` item on.
+ *   what the journal built as the smallest item the API takes, from the newest `compaction` item the model
+ *   returned on (a journal compaction record's summary, such as a `responses.compact` window, goes whole).
  */
 import { create } from "@bufbuild/protobuf";
 import type {
@@ -292,18 +293,24 @@ export function pendingCalls(state: RunState): PendingFunctionCall[] {
 
 type Item = [text: string, type: string];
 
-/** The request's `input` items as JSON text, from the newest compaction item on. */
+/** The request's `input` items as JSON text, from the newest compaction item the model returned on. */
 export function inputItemTexts(conversation: readonly ConversationMessage[]): string[] {
-  const items: Item[] = [];
-  for (const message of conversation) {
-    if (message.role === Role.ASSISTANT) items.push(...message.content.map(assistantItem));
-    else items.push(...userItems(message.content));
-  }
+  const items: string[] = [];
   let start = 0;
-  items.forEach(([, type], index) => {
-    if (type === "compaction") start = index;
-  });
-  return items.slice(start).map(([text]) => text);
+  for (const message of conversation) {
+    if (message.role !== Role.ASSISTANT) {
+      items.push(...userItems(message.content).map(([text]) => text));
+      continue;
+    }
+    for (const block of message.content) {
+      const [text, type] = assistantItem(block);
+      // A compaction item the model returned stands for everything before it (server-side compaction);
+      // a journal compaction record's summary (e.g. a responses.compact window) is sent whole.
+      if (type === "compaction") start = items.length;
+      items.push(text);
+    }
+  }
+  return items.slice(start);
 }
 
 /** The `input` items of the next request (`inputItemTexts` parsed). */
