@@ -1,25 +1,13 @@
 """The OpenAI Responses API (the ``openai`` SDK) and runjournal: records from the SDK's objects, and the
 next request's arguments from a folded run. Needs ``runjournal[openai]``.
 
-A worker's loop, in short::
+A worker's loop: fold the run; answer the calls ``pending_calls`` lists with ``tool_result_record``;
+else call ``responses.create`` with ``request_kwargs(state, instructions=...)`` merged into the create
+arguments, and append ``assistant_record(response, iteration=state.next_iteration)``. The whole loop, in
+15 lines, is in docs/integrations-openai.md.
 
-    params = dict(model="gpt-5.2", instructions=INSTRUCTIONS, tools=TOOLS, reasoning={"effort": "medium"})
-    run = Run.create(client, run_id, oai.fingerprint(**params), prompt_blocks=oai.user_blocks(question))
-    while True:
-        state = run.fold()
-        response = openai_client.responses.create(
-            **params, **oai.request_kwargs(state, instructions=INSTRUCTIONS),
-            store=False, include=["reasoning.encrypted_content"])
-        run.append(oai.assistant_record(response, iteration=state.next_iteration))
-        calls = [item for item in response.output if item.type == "function_call"]
-        if not calls:
-            break
-        for call in calls:
-            run.append(oai.tool_result_record(
-                {"type": "function_call_output", "call_id": call.call_id, "output": run_tool(call)}))
-
-A worker that claims a run part-way runs ``pending_calls(run.state)`` first. The rules (which item becomes
-which block, the stop reasons, what goes back) are in docs/integrations-openai.md.
+The same loop continues a run another worker (in any language) left part-way. The rules (which item
+becomes which block, the stop reasons, what goes back) are in docs/integrations-openai.md.
 """
 
 from __future__ import annotations
