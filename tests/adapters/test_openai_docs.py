@@ -6,6 +6,7 @@ of this test's own, against the fake Responses API and a real server on both bac
 
 from __future__ import annotations
 
+import inspect
 import re
 import uuid
 from pathlib import Path
@@ -77,3 +78,18 @@ def test_the_python_example_creates_a_run_and_resumes_one(
         fixture("function_call_output"),
         fixture("function_call_output_forecast"),
     ]
+
+
+def test_every_test_the_round_trip_table_names_exists_and_runs_on_both_backends() -> None:
+    from tests.adapters import test_openai_roundtrip
+
+    text = PAGE.read_text(encoding="utf-8")
+    table = text[text.index("## The round trip, item by item") : text.index("## The hand-off")]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and re.search(r"`test_\w+`", line)]
+    assert len(rows) >= 10
+    for row in rows:
+        [name] = re.findall(r"`(test_\w+)`", row)
+        assert row.rstrip().endswith("| file, jetstream |"), row
+        test = getattr(test_openai_roundtrip, name, None)
+        assert callable(test), f"{name} is not in tests/adapters/test_openai_roundtrip.py"
+        assert {"sdk_loop", "compacted_run"} & set(inspect.signature(test).parameters), f"{name} starts no server"

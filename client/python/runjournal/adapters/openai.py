@@ -17,8 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from openai import BaseModel
-from openai._types import NotGiven, Omit
+from openai import BaseModel, NotGiven, Omit
 from openai.types.responses import CompactedResponse, Response, ResponseFunctionToolCall
 
 from runjournal import _builders
