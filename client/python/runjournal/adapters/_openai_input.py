@@ -35,7 +35,7 @@ def input_item_texts(conversation: Sequence[records_pb2.ConversationMessage]) ->
     start = 0
     for message in conversation:
         if message.role != records_pb2.ROLE_ASSISTANT:
-            items.extend(text for text, _ in _user_items(message.content))
+            items.extend(_user_items(message.content))
             continue
         for block in message.content:
             text, kind = _assistant_item(block)
@@ -45,11 +45,8 @@ def input_item_texts(conversation: Sequence[records_pb2.ConversationMessage]) ->
     return items[start:]
 
 
-_Item = tuple[str, str]
-"""An item's JSON text and its type."""
-
-
-def _assistant_item(block: records_pb2.ContentBlock) -> _Item:
+def _assistant_item(block: records_pb2.ContentBlock) -> tuple[str, str]:
+    """The item's JSON text and its type."""
     kind = block.WhichOneof("block")
     if kind == "opaque":
         return _own_opaque(block), block.opaque.type
@@ -64,8 +61,8 @@ def _assistant_item(block: records_pb2.ContentBlock) -> _Item:
     raise ValueError(f"an assistant {kind} block has no Responses API form (is this run an OpenAI one?)")
 
 
-def _user_items(blocks: Sequence[records_pb2.ContentBlock]) -> list[_Item]:
-    items: list[_Item] = []
+def _user_items(blocks: Sequence[records_pb2.ContentBlock]) -> list[str]:
+    items: list[str] = []
     parts: list[str] = []
     for block in blocks:
         kind = block.WhichOneof("block")
@@ -78,19 +75,19 @@ def _user_items(blocks: Sequence[records_pb2.ContentBlock]) -> list[_Item]:
         items.extend(_user_message(parts))
         parts = []
         if kind == "tool_result":
-            items.append((_function_call_output(block.tool_result), "function_call_output"))
+            items.append(_function_call_output(block.tool_result))
         elif kind == "opaque":
-            items.append((_own_opaque(block), block.opaque.type))
+            items.append(_own_opaque(block))
         else:
             raise ValueError(f"a user {kind} block has no Responses API form")
     items.extend(_user_message(parts))
     return items
 
 
-def _user_message(parts: list[str]) -> list[_Item]:
+def _user_message(parts: list[str]) -> list[str]:
     if not parts:
         return []
-    return [('{"type":"message","role":"user","content":[' + ",".join(parts) + "]}", "message")]
+    return ['{"type":"message","role":"user","content":[' + ",".join(parts) + "]}"]
 
 
 def _function_call_output(result: records_pb2.ToolResultBlock) -> str:

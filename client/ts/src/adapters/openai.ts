@@ -291,15 +291,13 @@ export function pendingCalls(state: RunState): PendingFunctionCall[] {
   return out;
 }
 
-type Item = [text: string, type: string];
-
 /** The request's `input` items as JSON text, from the newest compaction item the model returned on. */
 export function inputItemTexts(conversation: readonly ConversationMessage[]): string[] {
   const items: string[] = [];
   let start = 0;
   for (const message of conversation) {
     if (message.role !== Role.ASSISTANT) {
-      items.push(...userItems(message.content).map(([text]) => text));
+      items.push(...userItems(message.content));
       continue;
     }
     for (const block of message.content) {
@@ -343,7 +341,8 @@ export function requestParams(
   return params;
 }
 
-function assistantItem(block: ContentBlock): Item {
+/** The item's JSON text and its type. */
+function assistantItem(block: ContentBlock): [text: string, type: string] {
   const { block: b } = block;
   switch (b.case) {
     case "opaque":
@@ -361,11 +360,11 @@ function assistantItem(block: ContentBlock): Item {
   }
 }
 
-function userItems(blocks: readonly ContentBlock[]): Item[] {
-  const items: Item[] = [];
+function userItems(blocks: readonly ContentBlock[]): string[] {
+  const items: string[] = [];
   let parts: string[] = [];
   const flush = (): void => {
-    if (parts.length > 0) items.push([`{"type":"message","role":"user","content":[${parts.join(",")}]}`, "message"]);
+    if (parts.length > 0) items.push(`{"type":"message","role":"user","content":[${parts.join(",")}]}`);
     parts = [];
   };
   for (const block of blocks) {
@@ -379,8 +378,8 @@ function userItems(blocks: readonly ContentBlock[]): Item[] {
       continue;
     }
     flush();
-    if (b.case === "toolResult") items.push([functionCallOutput(b.value), "function_call_output"]);
-    else if (b.case === "opaque") items.push([ownOpaque(block), b.value.type]);
+    if (b.case === "toolResult") items.push(functionCallOutput(b.value));
+    else if (b.case === "opaque") items.push(ownOpaque(block));
     else throw new RangeError(`a user ${String(b.case)} block has no Responses API form`);
   }
   flush();
