@@ -26,6 +26,7 @@ from runjournal.adapters._openai_input import CONTENT_PARTS, input_item_texts
 from runjournal.adapters._openai_output import (
     PROVIDER,
     dumps,
+    item_block,
     output_blocks,
     stop_reason_of,
     usage_of,
@@ -43,6 +44,8 @@ __all__ = [
     "fingerprint",
     "input_item_texts",
     "input_items",
+    "item_block",
+    "output_blocks",
     "pending_calls",
     "request_kwargs",
     "stop_reason_of",
