@@ -65,18 +65,23 @@ def anthropic_tool_use(name: str) -> ContentBlock:
     return ContentBlock(tool_use=ToolUseBlock(id=value["id"], name=value["name"], input_json=input_json))
 
 
-def openai_call(name: str) -> list[ContentBlock]:
-    """OpenAI ``function_call``: the item verbatim, then the typed call the journal pairs its result with.
+def openai_call(name: str) -> ContentBlock:
+    """OpenAI ``function_call``: one typed tool_use, id = its ``call_id``, the item itself as ``provider_json``.
 
-    A typed tool_use alone would lose the item's ``fc_`` id and ``status``
-    (ToolUseBlock has no field for them); an opaque item alone opens no call,
-    so the journal would refuse its ``tool_result``. Clients send the opaque
-    item and skip the typed call whose id is its ``call_id``
-    (``shapes.openai_items``).
+    The typed fields are the call the journal tracks (results, deferrals and
+    approvals name ``call_id``), ``input_json`` is ``arguments`` as the model
+    wrote it, and ``provider_json`` keeps the item's own text (its ``fc_`` id
+    and ``status``) for the request, which sends it instead of a rebuilt item.
     """
     value = provider_value("openai", name)
-    call = ToolUseBlock(id=value["call_id"], name=value["name"], input_json=value["arguments"])
-    return [opaque("openai", name), ContentBlock(tool_use=call)]
+    return ContentBlock(
+        tool_use=ToolUseBlock(
+            id=value["call_id"],
+            name=value["name"],
+            input_json=value["arguments"],
+            provider_json=provider_json("openai", name),
+        )
+    )
 
 
 def assistant(seq: int, iteration: int, content: list[ContentBlock], stop: StopReason) -> JournalRecord:
@@ -155,18 +160,25 @@ ANTHROPIC_PLACES: dict[str, list[Place]] = {
 }
 
 OPENAI_QUESTION = "What's the weather in Paris, and should I take an umbrella?"
+OPENAI_FOLLOW_UPS = ("And tomorrow?", "Thanks!")
 
 
 def openai_records(run_id: str) -> list[JournalRecord]:
-    """A Responses API tool loop: reasoning, commentary, a function call and its output, a compaction."""
+    """A Responses API tool loop: reasoning, commentary, two function calls and their outputs, a compaction
+    with a web search after it (the conversation ``tests/fake_model/openai.py`` plays)."""
+    weather, forecast = call_id("openai", "function_call"), call_id("openai", "function_call_forecast")
     return [
         meta(run_id, "openai", [text(OPENAI_QUESTION)]),
         assistant(2, 1, [opaque("openai", "reasoning"), opaque("openai", "message_commentary"),
-                         *openai_call("function_call")], TOOL_USE),
-        result(3, call_id("openai", "function_call"), [opaque("openai", "function_call_output")]),
-        assistant(4, 2, [opaque("openai", "reasoning_final"), opaque("openai", "message_final_answer")], END_TURN),
-        user(5, [text("And tomorrow?")]),
-        assistant(6, 3, [opaque("openai", "compaction"), opaque("openai", "message_after_compaction")], END_TURN),
+                         openai_call("function_call"), openai_call("function_call_forecast")], TOOL_USE),
+        result(3, weather, [opaque("openai", "function_call_output")]),
+        result(4, forecast, [opaque("openai", "function_call_output_forecast")]),
+        assistant(5, 2, [opaque("openai", "reasoning_final"), opaque("openai", "message_final_answer")], END_TURN),
+        user(6, [text(OPENAI_FOLLOW_UPS[0])]),
+        assistant(7, 3, [opaque("openai", "compaction"), opaque("openai", "web_search_call"),
+                         opaque("openai", "message_after_compaction")], END_TURN),
+        user(8, [text(OPENAI_FOLLOW_UPS[1])]),
+        assistant(9, 4, [opaque("openai", "message_closing")], END_TURN),
     ]  # fmt: skip
 
 
@@ -174,9 +186,13 @@ OPENAI_PLACES: dict[str, list[Place]] = {
     "reasoning": [Place(2, "content", 0, 1, 0)],
     "message_commentary": [Place(2, "content", 1, 1, 1)],
     "function_call": [Place(2, "content", 2, 1, 2)],
+    "function_call_forecast": [Place(2, "content", 3, 1, 3)],
     "function_call_output": [Place(3, "content", 0, 2, 0, inner=0)],
-    "reasoning_final": [Place(4, "content", 0, 3, 0)],
-    "message_final_answer": [Place(4, "content", 1, 3, 1)],
-    "compaction": [Place(6, "content", 0, 5, 0)],
-    "message_after_compaction": [Place(6, "content", 1, 5, 1)],
+    "function_call_output_forecast": [Place(4, "content", 0, 2, 1, inner=0)],
+    "reasoning_final": [Place(5, "content", 0, 3, 0)],
+    "message_final_answer": [Place(5, "content", 1, 3, 1)],
+    "compaction": [Place(7, "content", 0, 5, 0)],
+    "web_search_call": [Place(7, "content", 1, 5, 1)],
+    "message_after_compaction": [Place(7, "content", 2, 5, 2)],
+    "message_closing": [Place(9, "content", 0, 7, 0)],
 }
