@@ -7,7 +7,7 @@ builds the next call with ``request_messages`` and sends it through the SDK.
 The same call is sent as an uninterrupted SDK loop sends it (the answer's own
 ``content`` objects appended). The two request bodies must be equal as JSON,
 and every opaque block's JSON text must be in both, byte for byte. These are
-the rows of the round-trip table in docs/integrations-anthropic.md.
+the rows of the round-trip table in docs/integrations/anthropic.md.
 """
 
 from __future__ import annotations

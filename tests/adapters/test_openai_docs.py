@@ -1,4 +1,4 @@
-"""The Python example of docs/integrations-openai.md runs as written: a run created, then one claimed after a crash.
+"""The Python example of docs/integrations/openai.md runs as written: a run created, then one claimed after a crash.
 
 The code block under "## Python" is executed as it stands, given a ``TOOLS`` list and a ``run_tool``
 of this test's own, against the fake Responses API and a real server on both backends.
@@ -23,7 +23,7 @@ from tests.servers import ServerProcess
 
 __all__ = ["journal_server", "openai_fake"]
 
-PAGE = Path(__file__).resolve().parents[2] / "docs" / "integrations-openai.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "integrations" / "openai.md"
 
 
 def example() -> dict[str, Any]:

@@ -3,7 +3,7 @@
 The agent loop runs in this process through the real ``openai`` SDK against the fake Responses API:
 each ``Response`` becomes an assistant record (``assistant_record``), each ``function_call_output``
 param a tool result (``tool_result_record``), and each request's ``input`` comes from ``Fold``
-(``request_kwargs``). For each row of the table in docs/integrations-openai.md one test shows:
+(``request_kwargs``). For each row of the table in docs/integrations/openai.md one test shows:
 
 * the record's JSON text is the SDK object's wire form, equal as JSON to the item the API sent;
 * that text comes back byte for byte from ``Read`` (checked against the bytes the backend holds) and

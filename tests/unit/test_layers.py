@@ -14,6 +14,7 @@ has that thing in the wrong place: move the thing down, never the rule up.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -94,6 +95,31 @@ def test_the_command_lines_do_not_import_each_other_both_ways():
     assert not [name for name in server_cli if name == "runjournal.cli" or name.startswith("runjournal.cli.")]
     client_cli = imported_modules(ast.parse((CLIENT_DIR / "cli.py").read_text()))
     assert [name for name in client_cli if name.startswith("runjournal_server")] == ["runjournal_server.cli"]
+
+
+PROVIDER_SDKS = ("anthropic", "openai", "claude_agent_sdk", "agents")
+"""The SDKs the adapters speak: optional extras, so only ``runjournal.adapters.*`` may import them."""
+TS_PROVIDER_SDKS = ("@anthropic-ai/sdk", "openai", "@anthropic-ai/claude-agent-sdk", "@openai/agents")
+
+
+def test_only_the_adapters_import_a_provider_sdk():
+    """``pip install runjournal`` and ``@runjournal/client`` work without any provider SDK installed."""
+    offenders = []
+    for path in sorted(CLIENT_DIR.rglob("*.py")):
+        if "adapters" in path.relative_to(CLIENT_DIR).parts:
+            continue
+        for name in imported_modules(ast.parse(path.read_text())):
+            if name.split(".")[0] in PROVIDER_SDKS:
+                offenders.append(f"{path.relative_to(CLIENT_DIR)} imports {name}")
+    ts_src = CLIENT_DIR.parents[1] / "ts" / "src"
+    imports = re.compile(r"""(?:from|import)\s*["']([^"']+)["']""")
+    for path in sorted(ts_src.rglob("*.ts")):
+        if "adapters" in path.relative_to(ts_src).parts:
+            continue
+        for spec in imports.findall(path.read_text()):
+            if any(spec == sdk or spec.startswith(sdk + "/") for sdk in TS_PROVIDER_SDKS) or "/adapters/" in spec:
+                offenders.append(f"client/ts/src/{path.relative_to(ts_src)} imports {spec}")
+    assert offenders == []
 
 
 PUBLIC_CLIENT_NAMES = frozenset(

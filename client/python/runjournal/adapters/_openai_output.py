@@ -123,7 +123,7 @@ INCOMPLETE_STOPS = {
 
 
 def stop_reason_of(response: Response) -> records_pb2.StopReason:
-    """The journal's stop reason for a response (the table is in docs/integrations-openai.md).
+    """The journal's stop reason for a response (the table is in docs/integrations/openai.md).
 
     ``completed``: a function call in the output is TOOL_USE, else a refusal in the last message is
     REFUSAL, else END_TURN. ``incomplete``: by ``incomplete_details.reason`` (max_output_tokens →

@@ -1,6 +1,6 @@
 """runjournal for workers that call Claude with the ``anthropic`` SDK (``pip install runjournal[anthropic]``).
 
-Four conversions, each exact (docs/integrations-anthropic.md has the table):
+Four conversions, each exact (docs/integrations/anthropic.md has the table):
 
 * ``assistant_record(message, iteration=...)``: a ``Message`` (or a finished
   stream's ``get_final_message()``, or a beta ``BetaMessage``) -> an

@@ -4,10 +4,10 @@ next request's arguments from a folded run. Needs ``runjournal[openai]``.
 A worker's loop: fold the run; answer the calls ``pending_calls`` lists with ``tool_result_record``;
 else call ``responses.create`` with ``request_kwargs(state, instructions=...)`` merged into the create
 arguments, and append ``assistant_record(response, iteration=state.next_iteration)``. The whole loop, in
-15 lines, is in docs/integrations-openai.md.
+15 lines, is in docs/integrations/openai.md.
 
 The same loop continues a run another worker (in any language) left part-way. The rules (which item
-becomes which block, the stop reasons, what goes back) are in docs/integrations-openai.md.
+becomes which block, the stop reasons, what goes back) are in docs/integrations/openai.md.
 """
 
 from __future__ import annotations

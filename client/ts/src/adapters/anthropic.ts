@@ -2,7 +2,7 @@
  * runjournal for workers that call Claude with `@anthropic-ai/sdk`
  * (`import * as anthropic from "@runjournal/client/adapters/anthropic"`; the SDK is an optional peer
  * dependency, and this module only uses its types). The twin of Python's `runjournal.adapters.anthropic`:
- * the same conversions, requests equal as JSON (docs/integrations-anthropic.md).
+ * the same conversions, requests equal as JSON (docs/integrations/anthropic.md).
  *
  * - `assistantRecord(message, { iteration })`: a `Message` / `BetaMessage` (or a stream's `finalMessage()`)
  *   -> an `assistant` record keeping every block, the usage with its cache tokens and the stop reason.

@@ -4,7 +4,7 @@
  * `openai` package (an optional peer dependency) only for its types.
  *
  * The same rules as the Python adapter (`runjournal.adapters.openai`), so a run written by one continues in
- * the other with a request equal as JSON. The rules are in docs/integrations-openai.md:
+ * the other with a request equal as JSON. The rules are in docs/integrations/openai.md:
  *
  * - output items become blocks in order, each the JSON the API sent (without the SDK's own `parsed` and
  *   `parsed_arguments`); a `function_call` is one typed tool_use (id = `call_id`, input = `arguments` as
@@ -205,7 +205,7 @@ const INCOMPLETE_STOPS: Record<string, StopReason> = {
   steered: StopReason.PAUSE_TURN,
 };
 
-/** The journal's stop reason for a response (the table is in docs/integrations-openai.md). */
+/** The journal's stop reason for a response (the table is in docs/integrations/openai.md). */
 export function stopReasonOf(response: Pick<Response, "id" | "status" | "output" | "incomplete_details">): StopReason {
   if (response.status === "incomplete") {
     return INCOMPLETE_STOPS[response.incomplete_details?.reason ?? ""] ?? StopReason.UNSPECIFIED;
