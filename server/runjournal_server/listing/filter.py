@@ -39,6 +39,8 @@ class RunFilter:
     spawned_by_run_id: str = ""
     root_run_id: str = ""
     """The run itself and every run spawned under it (``meta.spawned_by.root_run_id``)."""
+    spawned_only: bool = False
+    """Only child runs (any ``meta.spawned_by``): the start's search for undelivered outcomes; not on the wire."""
     stopped_before: float | None = None
     """Seconds since the epoch: only stopped runs whose last record was stored before then."""
     run_id_prefixes: Sequence[str] = ("",)
@@ -72,6 +74,8 @@ class RunFilter:
         if self.parent_run_id and parent_run_id != self.parent_run_id:
             return False
         if self.spawned_by_run_id and spawned_by_run_id != self.spawned_by_run_id:
+            return False
+        if self.spawned_only and not spawned_by_run_id:
             return False
         if self.root_run_id and self.root_run_id not in (root_run_id, run_id):
             return False
