@@ -80,6 +80,7 @@ def test_spawn_defers_the_parents_call_to_the_child_and_links_the_child_to_it(st
     pending = call_of(fold(stub, parent), "c1")
     assert pending.waiting_for == state_pb2.WAITING_FOR_CHILD
     assert (pending.child_run_id, pending.waiting_for_person) == (child, False)
+    assert pending.child_status == state_pb2.RUN_STATUS_OPEN
     child_state = fold(stub, child)
     assert child_state.meta.spawned_by == spawned.spawned_by
     assert (child_state.claim_token, child_state.last_seq) == (1, 1)
@@ -165,7 +166,8 @@ def test_a_suspended_child_does_not_answer_yet(stub: JournalStub) -> None:
     spawn(stub, parent, "c1", child)
     finish(stub, child, reason=records_pb2.TERMINAL_REASON_SUSPENDED)
     assert results(stub, parent) == []
-    assert call_of(fold(stub, parent), "c1").waiting_for == state_pb2.WAITING_FOR_CHILD
+    waiting = call_of(fold(stub, parent), "c1")
+    assert (waiting.waiting_for, waiting.child_status) == (state_pb2.WAITING_FOR_CHILD, state_pb2.RUN_STATUS_SUSPENDED)
 
 
 def test_a_call_a_person_answered_first_keeps_its_answer_and_the_child_gets_a_note(stub: JournalStub) -> None:

@@ -107,9 +107,11 @@ class Runs:
         into: state_pb2.RunState | None = None,
     ) -> state_pb2.RunState:
         """The folded state now, or as of ``as_of_seq`` (``runs/folding.py``)."""
-        return await self._folding.fold(
+        state = await self._folding.fold(
             run_id, as_of_seq, conversation_from=conversation_from, uncompacted=uncompacted, into=into
         )
+        await self._spawning.show_children(state)  # a delegated call shows its child's status
+        return state
 
     async def answer(
         self,

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from runjournal.v1 import records_pb2
+from runjournal.v1 import records_pb2, state_pb2
 from runjournal_server.core import records
 from runjournal_server.core.errors import (
     AlreadyAnsweredError,
@@ -220,6 +220,22 @@ class Spawning:
         except RunNotFoundError:
             return None
         return folder.meta
+
+    async def show_children(self, state: state_pb2.RunState) -> None:
+        """Fill ``child_status`` of each pending call delegated to a child, as the child reads now.
+
+        Shown, never decided on: a client shows it beside the call instead of
+        folding the child itself. A child not created yet, deleted or
+        unreadable shows RUN_STATUS_UNAVAILABLE.
+        """
+        for call in state.pending.calls:
+            if not call.child_run_id:
+                continue
+            try:
+                child, _ = await self._handles.pre_read(call.child_run_id)
+                call.child_status = child.status
+            except JournalError:
+                call.child_status = state_pb2.RUN_STATUS_UNAVAILABLE
 
     # -- completion ------------------------------------------------------------
 
