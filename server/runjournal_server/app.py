@@ -209,6 +209,18 @@ def _start_tracing(config: Config) -> Tracing | None:
     return tracing
 
 
+async def _finish_completions(runs: Runs, listing: RunListing) -> None:
+    """The start's pass over stopped children; a failure is logged (the next start tries again), never fatal."""
+    from runjournal_server.listing.completions import finish_completions
+
+    try:
+        await finish_completions(runs, listing)
+    except JournalError as err:
+        log.warning("child outcomes: the start's pass failed (%s); the next start tries again", err.message)
+    except Exception:
+        log.exception("child outcomes: the start's pass failed unexpectedly; the next start tries again")
+
+
 def _start_retention(runs: Runs, listing: RunListing, config: Config) -> asyncio.Task[None] | None:
     """The background retention passes (``retention.py``) when ``retention`` is set."""
     if not config.retention:
@@ -348,9 +360,14 @@ async def serve(
         if on_metrics_ready is not None:
             on_metrics_ready(endpoint.address)
     retention = _start_retention(runs, listing, config)
+    # Child outcomes a stop left undelivered (``listing/completions.py``), while the server already serves.
+    completions = asyncio.create_task(_finish_completions(runs, listing), name="child-completions")
     try:
         await stop.wait()
     finally:
+        completions.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await completions
         log.info("shutting down: draining in-flight calls for up to %.1fs", config.shutdown_grace_seconds)
         if retention is not None:
             retention.cancel()

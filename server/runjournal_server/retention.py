@@ -18,7 +18,13 @@ import logging
 import time
 from collections.abc import Callable
 
-from runjournal_server.core.errors import JournalError, LastSeqMismatchError, RunDeletedError, RunNotFoundError
+from runjournal_server.core.errors import (
+    InvalidArgumentError,
+    JournalError,
+    LastSeqMismatchError,
+    RunDeletedError,
+    RunNotFoundError,
+)
 from runjournal_server.core.page_token import MAX_PAGE_SIZE
 from runjournal_server.listing.filter import RunFilter
 from runjournal_server.listing.pages import RunListing
@@ -59,6 +65,10 @@ class Retention:
                 outcome = await self._runs.delete(summary.run_id, summary.last_seq)
             except (LastSeqMismatchError, RunDeletedError, RunNotFoundError):
                 continue  # it moved, or someone else deleted it, since it was listed
+            except InvalidArgumentError:
+                # A parent whose child runs are not deleted yet: its stopped children are retention's too, and
+                # go first (they are leaves), so the parent goes in a later pass; never a tree at once.
+                continue
             except JournalError as err:
                 log.warning("retention: run %s was not deleted: %s", summary.run_id, err.message)
                 continue

@@ -62,3 +62,25 @@ def test_serve_refuses_a_bad_setting_naming_it(tmp_path):
     done = runjournal("serve", "--data-dir", str(tmp_path), "--max-record-bytes", "-1")
     assert done.returncode == 2
     assert "--max-record-bytes" in done.stderr
+
+
+def test_runs_show_draws_the_sub_agent_tree_and_the_inbox_names_a_childs_root(stub, journal_server):
+    parent, child, grandchild = new_run_id("cli-parent"), new_run_id("cli-child"), new_run_id("cli-grandchild")
+    stub.AppendBatch(pb.AppendBatchRequest(run_id=parent, records=[b.meta(run_id=parent), b.assistant(2, 1, ["c1"])]))
+    child_meta = b.meta(run_id="").meta
+    stub.SpawnRun(pb.SpawnRunRequest(run_id=parent, tool_use_id="c1", new_run_id=child, meta=child_meta))
+    asks = [b.assistant(2, 1, ["g1", "ask"]), b.deferral(3, "ask", "which region?")]
+    stub.AppendBatch(pb.AppendBatchRequest(run_id=child, claim_token=1, records=asks))
+    stub.SpawnRun(pb.SpawnRunRequest(run_id=child, tool_use_id="g1", new_run_id=grandchild, meta=child_meta))
+    shown = runjournal("runs", "show", parent, "--address", journal_server.address)
+    assert shown.returncode == 0, shown.stderr
+    assert f"delegated to child run {child} (open)" in shown.stdout
+    lines = shown.stdout.splitlines()
+    tree = lines[lines.index(f"child runs of {parent}:") :]
+    assert tree[1:3] == [f"    └─ {child}  open", f"        └─ {grandchild}  open"]
+    shown_child = runjournal("runs", "show", child, "--address", journal_server.address)
+    assert f"spawned by run {parent} for call c1 (root {parent})" in shown_child.stdout
+    inbox = runjournal("inbox", "--address", journal_server.address)
+    assert inbox.returncode == 0, inbox.stderr
+    row = next(line for line in inbox.stdout.splitlines() if line.startswith(child))
+    assert "which region?" in row and f"(sub-agent of {parent})" in row

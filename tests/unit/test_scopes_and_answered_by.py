@@ -109,9 +109,30 @@ def forked_meta() -> records_pb2.JournalRecord:
     return record
 
 
+def spawned_meta() -> records_pb2.JournalRecord:
+    record = b.meta()
+    record.meta.spawned_by.CopyFrom(records_pb2.SpawnOrigin(run_id="p", tool_use_id="c1", seq=2, root_run_id="p"))
+    return record
+
+
+def child_deferral() -> records_pb2.JournalRecord:
+    record = b.deferral(5, "c1")
+    record.deferral.child_run_id = "child"
+    return record
+
+
+def child_result() -> records_pb2.JournalRecord:
+    record = b.result(5, "c1", remote=True)
+    record.tool_result.answered_by_run_id = "child"
+    return record
+
+
 SERVER_WRITTEN_EXAMPLES = {
     "claim": (b.claim(5), False),
     "meta.forked_from": (forked_meta(), False),
+    "meta.spawned_by": (spawned_meta(), False),
+    "deferral.child_run_id": (child_deferral(), False),
+    "tool_result.answered_by_run_id": (child_result(), False),
     "approval": (b.approval(5, "c1"), True),
     "tool_result.answered_by": (answered("ops"), True),
 }

@@ -217,8 +217,12 @@ def list_runs_request(
     task_id: str = "",
     parent_run_id: str = "",
     stopped_before: TimeLike | None = None,
+    spawned_by_run_id: str = "",
+    root_run_id: str = "",
 ) -> journal_service_pb2.ListRunsRequest:
     request = journal_service_pb2.ListRunsRequest(
+        spawned_by_run_id=spawned_by_run_id,
+        root_run_id=root_run_id,
         page_size=page_size,
         page_token=page_token,
         status=run_status_value(status),
@@ -264,8 +268,12 @@ def watch_runs_request(
     waiting_for_person: bool,
     task_id: str,
     parent_run_id: str,
+    spawned_by_run_id: str = "",
+    root_run_id: str = "",
 ) -> journal_service_pb2.WatchRunsRequest:
     return journal_service_pb2.WatchRunsRequest(
+        spawned_by_run_id=spawned_by_run_id,
+        root_run_id=root_run_id,
         status=run_status_value(status),
         labels=dict(labels or {}),
         waiting_for_person=waiting_for_person,
@@ -295,8 +303,32 @@ def own_fork(
     return journal_service_pb2.ForkRunResponse(run_id=request.new_run_id, last_seq=origin.seq, forked_from=origin)
 
 
-def delete_run_request(run_id: str, expected_last_seq: int) -> journal_service_pb2.DeleteRunRequest:
-    return journal_service_pb2.DeleteRunRequest(run_id=run_id, expected_last_seq=expected_last_seq)
+def delete_run_request(
+    run_id: str, expected_last_seq: int, with_children: bool = False
+) -> journal_service_pb2.DeleteRunRequest:
+    return journal_service_pb2.DeleteRunRequest(
+        run_id=run_id, expected_last_seq=expected_last_seq, with_children=with_children
+    )
+
+
+def spawn_run_request(
+    run_id: str, tool_use_id: str, new_run_id: str, meta: records_pb2.JournalRecord, reason: str
+) -> journal_service_pb2.SpawnRunRequest:
+    """A SpawnRun request from a built meta record; its creation time is left to the server."""
+    child = records_pb2.Meta()
+    child.CopyFrom(meta.meta)
+    child.run_id = ""
+    child.ClearField("created_at")
+    return journal_service_pb2.SpawnRunRequest(
+        run_id=run_id, tool_use_id=tool_use_id, new_run_id=new_run_id, meta=child, reason=reason
+    )
+
+
+def child_result(record: records_pb2.JournalRecord, tool_use_id: str) -> records_pb2.ToolResult | None:
+    """The result of call ``tool_use_id`` when ``record`` is it (the child's outcome, or a person's answer)."""
+    if record.HasField("tool_result") and record.tool_result.tool_use_id == tool_use_id:
+        return record.tool_result
+    return None
 
 
 # --- tasks --------------------------------------------------------------------

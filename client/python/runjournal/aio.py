@@ -20,7 +20,7 @@ import grpc
 import grpc.aio  # unasync: drop
 
 from runjournal import _common
-from runjournal._builders import DecisionLike
+from runjournal._builders import DecisionLike, content_of, meta_record
 from runjournal._client_aio import _AsyncClient
 from runjournal._common import OutOfBandRequest, RunStatusLike, TimeLike
 from runjournal._tasks_aio import AsyncTaskClient
@@ -177,6 +177,8 @@ class AsyncJournalClient(_AsyncClient):
         task_id: str = "",
         parent_run_id: str = "",
         stopped_before: TimeLike | None = None,
+        spawned_by_run_id: str = "",
+        root_run_id: str = "",
         timeout: float | None = None,
     ) -> journal_service_pb2.ListRunsResponse:
         """One page of runs, newest first.
@@ -186,10 +188,20 @@ class AsyncJournalClient(_AsyncClient):
         meta names that task; ``parent_run_id`` only runs forked from that run;
         ``stopped_before`` (an aware ``datetime`` or a ``Timestamp``) only
         stopped runs whose last record was stored before then, what retention
-        and ``runjournal gc`` delete.
+        and ``runjournal gc`` delete; ``spawned_by_run_id`` only the child runs
+        that run spawned; ``root_run_id`` that run and every run spawned under it.
         """
         request = _common.list_runs_request(
-            page_size, page_token, status, labels, waiting_for_person, task_id, parent_run_id, stopped_before
+            page_size,
+            page_token,
+            status,
+            labels,
+            waiting_for_person,
+            task_id,
+            parent_run_id,
+            stopped_before,
+            spawned_by_run_id,
+            root_run_id,
         )
         return await self._call(self._stub.ListRuns, request, timeout)
 
@@ -203,6 +215,8 @@ class AsyncJournalClient(_AsyncClient):
         task_id: str = "",
         parent_run_id: str = "",
         stopped_before: TimeLike | None = None,
+        spawned_by_run_id: str = "",
+        root_run_id: str = "",
         timeout: float | None = None,
     ) -> AsyncIterator[state_pb2.RunSummary]:
         """Every run matching the filters (as ``list_runs``), across all pages (one call per page)."""
@@ -217,6 +231,8 @@ class AsyncJournalClient(_AsyncClient):
                 task_id=task_id,
                 parent_run_id=parent_run_id,
                 stopped_before=stopped_before,
+                spawned_by_run_id=spawned_by_run_id,
+                root_run_id=root_run_id,
                 timeout=timeout,
             )
             for summary in page.runs:  # unasync: yield from page.runs
@@ -372,7 +388,7 @@ class AsyncJournalClient(_AsyncClient):
             return own
 
     async def delete_run(
-        self, run_id: str, expected_last_seq: int, *, timeout: float | None = None
+        self, run_id: str, expected_last_seq: int, *, with_children: bool = False, timeout: float | None = None
     ) -> journal_service_pb2.DeleteRunResponse:
         """Deletes the run if its last seq is still ``expected_last_seq``; ``LastSeqMismatchError`` if not.
 
@@ -382,10 +398,61 @@ class AsyncJournalClient(_AsyncClient):
         even though this call's lost first attempt deleted it. ``erased`` says
         whether the run's bytes are gone already (JetStream erases them in the
         background after the answer; deleting again waits for that). With
-        token auth on it needs the ``operator`` scope.
+        token auth on it needs the ``operator`` scope. A run with child runs
+        (``spawn_run``) is refused (``InvalidArgumentError`` naming
+        ``with_children``) unless ``with_children``: then the whole tree is
+        deleted, children first.
         """
-        request = _common.delete_run_request(run_id, expected_last_seq)
+        request = _common.delete_run_request(run_id, expected_last_seq, with_children)
         return await self._call(self._stub.DeleteRun, request, timeout)
+
+    async def spawn_run(
+        self,
+        run_id: str,
+        tool_use_id: str,
+        new_run_id: str,
+        fingerprint: records_pb2.Fingerprint,
+        prompt_text: str | None = None,
+        *,
+        prompt_blocks: Sequence[records_pb2.ContentBlock] | None = None,
+        labels: Mapping[str, str] | None = None,
+        interactive: bool = False,
+        reason: str = "",
+        timeout: float | None = None,
+    ) -> journal_service_pb2.SpawnRunResponse:
+        """Delegates call ``tool_use_id`` of run ``run_id``'s pending batch to a new child run ``new_run_id``.
+
+        The parent's call then waits for the child (``WAITING_FOR_CHILD``);
+        the child's meta names the parent (``spawned_by``), and its claim
+        token is 1: append to it, or let a worker claim it. When the child
+        stops (any terminal but ``suspended``) the server answers the call
+        with the child's final answer, or an error naming how it stopped,
+        exactly once (``wait_for_child``). Spawning again with the same child
+        id is a verified duplicate (``duplicate`` true), so a retry is safe;
+        another child id for the same call is ``InvalidArgumentError``.
+        """
+        prompt = content_of(prompt_blocks, prompt_text, what="prompt")
+        meta = meta_record(new_run_id, fingerprint, prompt, labels=labels, interactive=interactive)
+        request = _common.spawn_run_request(run_id, tool_use_id, new_run_id, meta, reason)
+        return await self._call(self._stub.SpawnRun, request, timeout)
+
+    async def wait_for_child(self, run_id: str, tool_use_id: str) -> records_pb2.ToolResult:
+        """Waits, on a watch of the parent, for the result of call ``tool_use_id`` and returns it.
+
+        That is the child's outcome (``answered_by_run_id`` names the child),
+        or the answer a person gave first. It returns at once when the result
+        is stored already. No deadline: cancel it to stop waiting.
+        """
+        watch = self.watch(run_id)
+        try:
+            async for item in watch:
+                if isinstance(item, WatchedRecord):
+                    result = _common.child_result(item.record, tool_use_id)
+                    if result is not None:
+                        return result
+        finally:
+            await watch.aclose()  # unasync: watch.close()
+        raise AssertionError("a watch never ends by itself")  # pragma: no cover
 
     # --- plumbing -------------------------------------------------------------
 

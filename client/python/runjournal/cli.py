@@ -27,7 +27,7 @@ from runjournal._cli_support import add_address as _add_address
 from runjournal._cli_support import client_of as _client
 from runjournal._cli_support import label as _label
 from runjournal.errors import RunJournalError
-from runjournal.render import render_inbox, render_state, safe_text
+from runjournal.render import render_inbox, render_state, render_tree, safe_text
 from runjournal.server_commands import SERVER_COMMANDS
 from runjournal.v1 import state_pb2
 
@@ -175,7 +175,13 @@ def _runs_list(args: argparse.Namespace) -> int:
 
 def _runs_show(args: argparse.Namespace) -> int:
     with _client(args) as client:
-        print(render_state(client.fold(args.run_id, uncompacted=args.uncompacted)))
+        state = client.fold(args.run_id, uncompacted=args.uncompacted)
+        print(render_state(state))
+        root = state.meta.spawned_by.root_run_id or args.run_id
+        tree = render_tree(args.run_id, client.iter_runs(root_run_id=root))
+        if tree:
+            print()
+            print(tree)
     return 0
 
 

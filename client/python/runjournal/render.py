@@ -42,9 +42,35 @@ def _escape(found: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+def render_tree(run_id: str, tree: Iterable[state_pb2.RunSummary]) -> str:
+    """The child runs spawned under ``run_id`` (from ``tree``, the runs of its root), indented, with status."""
+    children: dict[str, list[state_pb2.RunSummary]] = {}
+    for summary in tree:
+        children.setdefault(summary.spawned_by_run_id, []).append(summary)
+    lines: list[str] = []
+
+    def walk(parent: str, depth: int) -> None:
+        for child in sorted(children.get(parent, []), key=lambda s: s.run_id):
+            lines.append(f"{'    ' * depth}└─ {safe_text(child.run_id)}  {_status(child.status)}")
+            walk(child.run_id, depth + 1)
+
+    walk(run_id, 1)
+    return "\n".join([f"child runs of {safe_text(run_id)}:", *lines] if lines else [])
+
+
 def render_state(state: state_pb2.RunState) -> str:
     """The conversation, the pending batch, the counters and the status, as text."""
+    origin = state.meta.spawned_by
+    spawned = (
+        [
+            f"spawned by run {safe_text(origin.run_id)} for call {safe_text(origin.tool_use_id)} "
+            f"(root {safe_text(origin.root_run_id)})"
+        ]
+        if origin.run_id
+        else []
+    )
     lines = [
+        *spawned,
         f"run {safe_text(state.run_id)}  status {_status(state.status)}  last seq {state.last_seq}  "
         f"next iteration {state.next_iteration}",
         f"model {safe_text(state.effective_fingerprint.provider)}/{safe_text(state.effective_fingerprint.model)}"
@@ -74,6 +100,10 @@ def render_state(state: state_pb2.RunState) -> str:
                 marks.append(f"deferred at seq {call.deferral_seq}{needs}: {safe_text(call.deferral.reason)}")
             if call.decision:
                 marks.append(_decision(call))
+            if call.child_run_id:
+                marks.append(f"delegated to child run {safe_text(call.child_run_id)} ({_status(call.child_status)})")
+            if call.result.answered_by_run_id:
+                marks.append(f"answered by child run {safe_text(call.result.answered_by_run_id)}")
             lines.append(f"    {_call(call.tool_use)}: {', '.join(marks) or 'waiting'}")
             if call.waiting_for_person:
                 waiting.append(call)
@@ -104,13 +134,14 @@ def render_state(state: state_pb2.RunState) -> str:
 INBOX_HEADER = f"{'RUN':<40} {'CALL':<24} {'TOOL':<16} {'WAITING FOR':<11} {'EXPECTED':<16} REASON"
 
 
-def inbox_row(run_id: str, call: state_pb2.WaitingCall) -> str:
-    """One call waiting for a person, in the inbox's columns."""
+def inbox_row(run_id: str, call: state_pb2.WaitingCall, root_run_id: str = "") -> str:
+    """One call waiting for a person, in the inbox's columns; a child run's row names its root after the reason."""
     # Escaped before padding, so the columns count what is shown.
+    root = f"  (sub-agent of {safe_text(root_run_id)})" if root_run_id else ""
     return (
         f"{safe_text(run_id):<40} {safe_text(call.tool_use_id):<24} {safe_text(call.tool_name):<16} "
         f"{_waiting_for(call.waiting_for):<11} {safe_text(call.expected_answerer or '-'):<16} "
-        f"{safe_text(call.reason)}"
+        f"{safe_text(call.reason)}{root}"
     )
 
 
@@ -121,7 +152,7 @@ def render_inbox(runs: Iterable[state_pb2.RunSummary]) -> str:
     for run in runs:
         for call in run.waiting_calls:
             count += 1
-            lines.append(inbox_row(run.run_id, call))
+            lines.append(inbox_row(run.run_id, call, run.root_run_id))
     if not count:
         return "nothing waits for a person"
     lines.append("")

@@ -13,7 +13,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { type CallOptions, Code, ConnectError, type Client, createClient, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import type { SecureClientSessionOptions } from "node:http2";
-import { type ContentLike, contentOf, type DecisionLike, decisionValue, enumValue } from "./builders.js";
+import { type ContentLike, contentOf, type DecisionLike, decisionValue, enumValue, FORMAT_VERSION } from "./builders.js";
 import {
   AlreadyAnsweredError,
   AlreadyCompletedError,
@@ -33,6 +33,7 @@ import {
   type DeleteRunResponse,
   type ForkRunResponse,
   ForkRunResponseSchema,
+  type SpawnRunResponse,
   JournalService,
   type ListRunsResponse,
 } from "./gen/runjournal/v1/journal_service_pb.js";
@@ -40,6 +41,8 @@ import {
   ContentBlockSchema as ContentBlockSchemaRef,
   type Fingerprint,
   type JournalRecord,
+  MetaSchema,
+  type ToolResult,
 } from "./gen/runjournal/v1/records_pb.js";
 import { type RunState, RunStatus, type RunSummary } from "./gen/runjournal/v1/state_pb.js";
 import {
@@ -92,6 +95,16 @@ export interface ClientOptions {
 }
 
 /** Per-call options. */
+/** The child run `spawnRun` creates: what its meta holds beyond what the server sets. */
+export interface SpawnedChild {
+  fingerprint: Fingerprint;
+  prompt: ContentLike;
+  labels?: Record<string, string>;
+  interactive?: boolean;
+  /** Why the call was delegated, for people (the parent's deferral reason). */
+  reason?: string;
+}
+
 export interface CallSettings {
   /** This call's deadline per attempt, in milliseconds. */
   timeoutMs?: number;
@@ -510,6 +523,57 @@ export class JournalClient {
    */
   deleteRun(runId: string, expectedLastSeq: bigint, settings?: CallSettings): Promise<DeleteRunResponse> {
     return this.channel.call((o) => this.stub.deleteRun({ runId, expectedLastSeq }, o), settings);
+  }
+
+  /**
+   * Deletes `runId` and every run spawned under it, children before their parents, if
+   * `runId`'s last seq is still `expectedLastSeq` (`deleteRun` refuses a run with children:
+   * `InvalidArgumentError` naming `with_children`).
+   */
+  deleteRunTree(runId: string, expectedLastSeq: bigint, settings?: CallSettings): Promise<DeleteRunResponse> {
+    return this.channel.call((o) => this.stub.deleteRun({ runId, expectedLastSeq, withChildren: true }, o), settings);
+  }
+
+  /**
+   * Delegates call `toolUseId` of run `runId`'s pending batch to a new child run `newRunId`,
+   * whose meta is made of `child` (format 2; the server sets its run id, creation time and
+   * `spawnedBy`). The parent's call then waits for the child (`WAITING_FOR_CHILD`); the
+   * child's claim token is 1, the spawner's. When the child stops (any terminal but
+   * suspended) the server answers the call exactly once with the child's final answer, or
+   * an error naming how it stopped (`waitForChild`). Spawning again with the same child id
+   * is a verified duplicate (`duplicate` true), so a retry is safe; another child id for
+   * the same call is `InvalidArgumentError`.
+   */
+  spawnRun(
+    runId: string,
+    toolUseId: string,
+    newRunId: string,
+    child: SpawnedChild,
+    settings?: CallSettings,
+  ): Promise<SpawnRunResponse> {
+    const meta = create(MetaSchema, {
+      formatVersion: FORMAT_VERSION,
+      fingerprint: child.fingerprint,
+      prompt: contentOf(child.prompt),
+      labels: child.labels ?? {},
+      interactive: child.interactive ?? false,
+    });
+    const reason = child.reason ?? "";
+    return this.channel.call((o) => this.stub.spawnRun({ runId, toolUseId, newRunId, meta, reason }, o), settings);
+  }
+
+  /**
+   * Waits, on a watch of run `runId`, for the result of call `toolUseId` and returns it: the
+   * child's outcome (`answeredByRunId` names the child), or the answer a person gave first.
+   * It returns at once when the result is stored already; `signal` ends the wait.
+   */
+  async waitForChild(runId: string, toolUseId: string, options: { signal?: AbortSignal } = {}): Promise<ToolResult> {
+    for await (const item of this.watch(runId, { signal: options.signal })) {
+      if (item.kind !== "record") continue;
+      const payload = item.record.payload;
+      if (payload.case === "toolResult" && payload.value.toolUseId === toolUseId) return payload.value;
+    }
+    throw new Error(`the watch of run ${runId} ended before call ${toolUseId} had its result`);
   }
 
   /** The options of one watch stream: no deadline, cancelled by the caller's signal or by `end()`. */

@@ -118,9 +118,26 @@ class JournalServicer(Authorizing, pb_grpc.JournalServiceServicer):
     async def DeleteRun(
         self, request: pb.DeleteRunRequest, context: ServicerContext, access: Access
     ) -> pb.DeleteRunResponse:
-        deletion = await self._runs.delete(request.run_id, request.expected_last_seq)
+        deletion = await self._runs.delete(
+            request.run_id, request.expected_last_seq, with_children=request.with_children
+        )
         return pb.DeleteRunResponse(
             last_seq=deletion.tombstone.last_seq, deleted=deletion.deleted, erased=deletion.erased
+        )
+
+    @unary(WRITES)
+    async def SpawnRun(
+        self, request: pb.SpawnRunRequest, context: ServicerContext, access: Access
+    ) -> pb.SpawnRunResponse:
+        spawned = await self._runs.spawn(
+            request.run_id, request.tool_use_id, request.new_run_id, request.meta, request.reason
+        )
+        return pb.SpawnRunResponse(
+            run_id=request.new_run_id,
+            last_seq=spawned.child_last_seq,
+            spawned_by=spawned.origin,
+            deferral_seq=spawned.deferral_seq,
+            duplicate=spawned.duplicate,
         )
 
     @unary(READS)
@@ -165,6 +182,8 @@ def _run_filter(request: pb.ListRunsRequest | pb.WatchRunsRequest, access: Acces
         waiting_for_person=request.waiting_for_person,
         task_id=request.task_id,
         parent_run_id=request.parent_run_id,
+        spawned_by_run_id=request.spawned_by_run_id,
+        root_run_id=request.root_run_id,
         stopped_before=_seconds_or_none(request, "stopped_before"),
         run_id_prefixes=access.run_id_prefixes,
     )

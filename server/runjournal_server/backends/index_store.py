@@ -25,7 +25,8 @@ from typing import Any, Protocol
 from runjournal.v1 import state_pb2
 from runjournal_server.core.page_token import SortKey
 
-FORMAT = 2
+FORMAT = 3
+"""3 added the spawn links (a child's parent and root); an index of another format is rebuilt."""
 CHUNK_ENTRIES = 1000
 
 NO_META_KEY_SECONDS = 0
@@ -72,6 +73,8 @@ class Entry:
     ``LABELS_UNKNOWN`` after a restart until the meta is read again."""
     task_id: str = ""
     parent_run_id: str = ""
+    spawned_by_run_id: str = ""
+    root_run_id: str = ""
     state: RunState | None = None
     """None until a summary was read."""
     dirty: bool = True
@@ -204,12 +207,14 @@ def encode_entry(entry: Entry) -> list[Any]:
         entry.labels is not None,  # whether the meta was readable; never the labels (see encode_entry)
         entry.task_id,
         entry.parent_run_id,
+        entry.spawned_by_run_id,
+        entry.root_run_id,
         None if state is None else [state.status, state.waiting, state.updated_ns, state.last_seq, state.version],
     ]
 
 
 def decode_entry(row: list[Any]) -> Entry:
-    run_id, seconds, nanos, meta_readable, task_id, parent, state = row
+    run_id, seconds, nanos, meta_readable, task_id, parent, spawned_by, root, state = row
     if not (isinstance(run_id, str) and isinstance(seconds, int) and isinstance(nanos, int)):
         raise ValueError("malformed entry")
     if state is not None:
@@ -222,6 +227,8 @@ def decode_entry(row: list[Any]) -> Entry:
         labels=LABELS_UNKNOWN if meta_readable else None,
         task_id=task_id,
         parent_run_id=parent,
+        spawned_by_run_id=spawned_by,
+        root_run_id=root,
         state=state,
         dirty=state is None,
     )

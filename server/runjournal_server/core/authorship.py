@@ -1,6 +1,6 @@
 """Who writes what: the parts of a record only the server writes, each with the RPC that writes it and why.
 
-Clients append records (Append, AppendBatch), but four parts of a record are
+Clients append records (Append, AppendBatch), but seven parts of a record are
 written only by the RPC that keeps the rule they stand for (``SERVER_WRITTEN``):
 
 * a ``claim`` record, by Claim: its seq becomes the run's claim token (see
@@ -9,6 +9,11 @@ written only by the RPC that keeps the rule they stand for (``SERVER_WRITTEN``):
 * a meta's ``forked_from``, by ForkRun: it turns off the claims a fork copied
   (see fold), so a client that could write it could make a run whose claims
   never count;
+* a meta's ``spawned_by``, a deferral's ``child_run_id`` and a tool_result's
+  ``answered_by_run_id``, by SpawnRun and the completion of its child
+  (``runs/spawning.py``): they make a run answer another run's call, so a
+  client that could write them could answer any run's call with its own, or
+  make a call wait for a run that will never answer it;
 * an ``approval`` record, by Approve, and a tool_result's ``answered_by``, by
   Answer: they record who decided or answered as the server authenticated
   them (the token's name), so written through Append they would carry
@@ -18,7 +23,7 @@ The last two name the caller, so they are the server's only with token auth
 on: with auth off nobody is authenticated, and an approval a client appends
 names whoever it says, as Approve's request would.
 
-Where each is refused: ``refuse_server_written`` refuses the first two as
+Where each is refused: ``refuse_server_written`` refuses the first five as
 INVALID_RECORD on every appended record (``runs/requests.py``); with token auth
 on, ``api/auth.py`` refuses the last two as PERMISSION_DENIED, whatever the
 token's scopes. Neither is part of ``schema.validate``, which also checks every
@@ -77,6 +82,27 @@ SERVER_WRITTEN = (
         what="a meta's forked_from",
         writer="ForkRun",
         because="it keeps a fork's copied claims from counting",
+        names_caller=False,
+    ),
+    ServerWritten(
+        field="meta.spawned_by",
+        what="a meta's spawned_by",
+        writer="SpawnRun",
+        because="it makes the run's outcome the answer to another run's call",
+        names_caller=False,
+    ),
+    ServerWritten(
+        field="deferral.child_run_id",
+        what="a deferral with child_run_id",
+        writer="SpawnRun",
+        because="the call then waits for a run the server created for it",
+        names_caller=False,
+    ),
+    ServerWritten(
+        field="tool_result.answered_by_run_id",
+        what="a tool_result with answered_by_run_id",
+        writer="the server when the child run stops",
+        because="it is the child's outcome, written once",
         names_caller=False,
     ),
     ServerWritten(

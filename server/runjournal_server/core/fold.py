@@ -38,7 +38,12 @@ The rules:
   fingerprint. In a fork (a meta with ``forked_from``) the claims at or below
   ``forked_from.seq`` were copied from the source and set nothing: the
   source's workers must not hold the fork, whose token stays 1 (the forker's)
-  until a claim of its own.
+  until a claim of its own. Likewise a copied deferral to a child run
+  (``child_run_id``) is an ordinary deferral in the fork: the child's meta
+  names the source, whose call its outcome answers, so the fork's call waits
+  for a person instead of for a child that will never answer it.
+* The spawn links (``spawned_by``, ``child_run_id``, ``answered_by_run_id``)
+  are refused in a format-1 run (``kinds.spawn_link_problem``).
 * ``terminal`` describes the run only while it is the last non-inert record
   (``summary.is_inert_kind``); it does not close the open turn, so a result
   after a budget or suspend terminal still answers the pending batch.
@@ -76,6 +81,7 @@ from runjournal_server.core.kinds import (
     Kind,
     newer_format_problem,
     readable_versions,
+    spawn_link_problem,
 )
 from runjournal_server.core.summary import TERMINAL_STATUS, StoredLike, is_inert_kind
 from runjournal_server.core.turns import Call, Turn
@@ -110,6 +116,10 @@ class Folder(FoldedRun):
         if kind is None:
             raise JournalRuleError(seq, "the record has no payload")
         self._check_position(seq, kind)
+        meta = record.meta if self._meta is None else self._meta
+        problem = spawn_link_problem(record, meta.format_version)
+        if problem is not None:
+            raise JournalRuleError(seq, problem)
         match kind:
             case Kind.META:
                 self._apply_meta(seq, record.meta)
@@ -247,6 +257,10 @@ class Folder(FoldedRun):
         call.deferral_seq = seq
         call.deferral = Deferral()
         call.deferral.CopyFrom(deferral)
+        if self._meta is not None and self._meta.HasField("forked_from") and seq <= self._meta.forked_from.seq:
+            # A fork copies a delegation, never the child: the child answers the source's call (its meta
+            # names the source), so in the fork the call waits for an answer like any deferral.
+            call.deferral.ClearField("child_run_id")
         self._counters.deferrals += 1
 
     def _apply_approval(self, seq: int, approval: Approval) -> None:
@@ -272,6 +286,7 @@ class Folder(FoldedRun):
             raise JournalRuleError(seq, f"terminal reason {terminal.reason} is not a known reason")
         self._terminal = Terminal()
         self._terminal.CopyFrom(terminal)
+        self._terminal_seq = seq
 
     def _apply_reconfigure(self, seq: int, reconfigure: Reconfigure) -> None:
         self._fingerprint = Fingerprint()

@@ -11,7 +11,17 @@ from __future__ import annotations
 
 from typing import Self
 
-from runjournal.v1.records_pb2 import ConversationMessage, Decision, Fingerprint, Meta, Role, StopReason, Terminal
+from runjournal.v1.records_pb2 import (
+    ConversationMessage,
+    Decision,
+    Deferral,
+    Fingerprint,
+    Meta,
+    Role,
+    StopReason,
+    Terminal,
+    ToolResult,
+)
 from runjournal.v1.state_pb2 import Counters, RunState, RunStatus
 from runjournal_server.core.compaction import Compacted
 from runjournal_server.core.summary import status_of
@@ -37,6 +47,7 @@ class FoldedRun:
         self._last_iteration = 0
         self._last_stop_reason: StopReason = StopReason.STOP_REASON_UNSPECIFIED
         self._terminal: Terminal | None = None
+        self._terminal_seq = 0
         self._fingerprint = Fingerprint()
         self._claim_token = 0
         self._claimed_by = ""
@@ -99,6 +110,50 @@ class FoldedRun:
             decision=call.approval.decision if call.approval is not None else Decision.DECISION_UNSPECIFIED,
             approval_seq=call.approval_seq,
         )
+
+    @property
+    def meta(self) -> Meta | None:
+        """The run's meta as folded (read it, never change it); None before the meta."""
+        return self._meta
+
+    @property
+    def terminal(self) -> Terminal | None:
+        """The terminal record while it describes the run (the last non-inert record), else None."""
+        return self._terminal
+
+    @property
+    def terminal_seq(self) -> int:
+        """The seq of the last terminal record folded (0 before any), whether or not it still describes the run."""
+        return self._terminal_seq
+
+    def call_deferral(self, tool_use_id: str) -> Deferral | None:
+        """The deferral of call ``tool_use_id`` as folded (a fork's copied child link cleared), or None."""
+        call = self._calls.get(tool_use_id)
+        return call.deferral if call is not None else None
+
+    def call_result(self, tool_use_id: str) -> ToolResult | None:
+        """The result that answered call ``tool_use_id``, or None."""
+        call = self._calls.get(tool_use_id)
+        return call.result if call is not None else None
+
+    def children(self) -> list[str]:
+        """The child runs this run's calls were delegated to (SpawnRun), in the order of their deferrals.
+
+        Every child that exists is named here: SpawnRun writes the parent's
+        deferral before it creates the child (``runs/spawning.py``).
+        """
+        found = [call for call in self._calls.values() if call.deferral is not None and call.deferral.child_run_id]
+        found.sort(key=lambda call: call.deferral_seq)
+        return [call.deferral.child_run_id for call in found]  # type: ignore[union-attr]
+
+    def last_assistant_message(self) -> ConversationMessage | None:
+        """The run's last assistant message (its final answer, once it stopped), or None before any."""
+        if self._turn is not None:
+            return self._turn.message
+        for message in reversed(self._conversation):
+            if message.role == Role.ROLE_ASSISTANT:
+                return message
+        return None
 
     # -- snapshot ----------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """What a call of the open turn waits for, and which calls wait for a person: shared by fold and listing.
 
 ``call_waits_for`` is the one rule: a call with its result waits for nothing;
-a deferred call without one waits for a person, for an answer or, when its
+a call delegated to a child run waits for that child; a deferred call
+without one waits for a person, for an answer or, when its
 deferral ``needs_approval``, for a decision until it has one; every other call
 waits for its worker (once decided, the worker acts: it runs an approved call,
 answers a denied one with an error). The fold states it on each call of a
@@ -36,9 +37,13 @@ FOR_A_PERSON: frozenset[WaitingFor] = frozenset({WaitingFor.WAITING_FOR_ANSWER, 
 
 
 def call_waits_for(deferral: Deferral | None, *, answered: bool, decided: bool) -> WaitingFor:
-    """What a call of the open turn waits for: nothing, its worker, an answer or a decision."""
+    """What a call of the open turn waits for: nothing, its worker, an answer, a decision or a child run."""
     if answered:
         return WaitingFor.WAITING_FOR_NOTHING
+    if deferral is not None and deferral.child_run_id:
+        # Delegated to a child run (SpawnRun): the server answers it when the child stops, so it is not in
+        # the parent's inbox; the child's own waiting calls are, with the root they belong to.
+        return WaitingFor.WAITING_FOR_CHILD
     if deferral is None or (deferral.needs_approval and decided):
         return WaitingFor.WAITING_FOR_WORKER
     return WaitingFor.WAITING_FOR_DECISION if deferral.needs_approval else WaitingFor.WAITING_FOR_ANSWER

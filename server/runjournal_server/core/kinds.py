@@ -72,6 +72,26 @@ PROVIDER_JSON_SINCE = 2
 """The version that added ``ToolUseBlock.provider_json``; an older run refuses it for the same reason."""
 
 
+SPAWN_LINKS_SINCE = 2
+"""The version that added the spawn links (a meta's ``spawned_by``, a deferral's ``child_run_id``, a result's
+``answered_by_run_id``). Not skippable: a reader that skipped them would deliver no child's outcome and let a
+parent be deleted without its children, so a format-1 run refuses them (its readers would refuse the field)."""
+
+
+def spawn_link_problem(record: pb.JournalRecord, format_version: int) -> str | None:
+    """Why a run of ``format_version`` may not hold ``record``'s spawn link, or None when it may (or has none)."""
+    if format_version >= SPAWN_LINKS_SINCE:
+        return None
+    kind = record.WhichOneof("payload")
+    if kind == Kind.META and record.meta.HasField("spawned_by"):
+        return _needs("meta.spawned_by", SPAWN_LINKS_SINCE, format_version)
+    if kind == Kind.DEFERRAL and record.deferral.child_run_id:
+        return _needs("deferral.child_run_id", SPAWN_LINKS_SINCE, format_version)
+    if kind == Kind.TOOL_RESULT and record.tool_result.answered_by_run_id:
+        return _needs("tool_result.answered_by_run_id", SPAWN_LINKS_SINCE, format_version)
+    return None
+
+
 def readable_versions() -> str:
     """The versions this server folds, in words, for refusals: ``versions 1 and 2``."""
     *older, newest = sorted(READABLE_FORMAT_VERSIONS)

@@ -188,6 +188,17 @@ def _meta(c: _Checker, m: pb.Meta) -> None:
         c.fail("meta.task_id", f"must be empty or a run id: {_RUN_ID_RULE}")
     if m.HasField("forked_from"):
         _fork_origin(c, m.forked_from)
+    if m.HasField("spawned_by"):
+        _spawn_origin(c, m.spawned_by)
+
+
+def _spawn_origin(c: _Checker, origin: pb.SpawnOrigin) -> None:
+    if not is_valid_run_id(origin.run_id):
+        c.fail("meta.spawned_by.run_id", _RUN_ID_RULE)
+    c.tool_use_id(origin.tool_use_id, "meta.spawned_by.tool_use_id")
+    c.at_least(origin.seq, "meta.spawned_by.seq", 1)
+    if not is_valid_run_id(origin.root_run_id):
+        c.fail("meta.spawned_by.root_run_id", _RUN_ID_RULE)
 
 
 def _fork_origin(c: _Checker, origin: pb.ForkOrigin) -> None:
@@ -226,10 +237,17 @@ def _tool_result(c: _Checker, m: pb.ToolResult) -> None:
         # Only an out-of-band answer has someone who answered it from outside the worker.
         if not m.remote:
             c.fail("tool_result.answered_by", "is set only on a remote result (an out-of-band answer)")
+    if m.answered_by_run_id:
+        if not is_valid_run_id(m.answered_by_run_id):
+            c.fail("tool_result.answered_by_run_id", _RUN_ID_RULE)
+        if not m.remote:
+            c.fail("tool_result.answered_by_run_id", "is set only on a remote result (a child run's outcome)")
 
 
 def _deferral(c: _Checker, m: pb.Deferral) -> None:
     c.tool_use_id(m.tool_use_id, "deferral.tool_use_id")
+    if m.child_run_id and not is_valid_run_id(m.child_run_id):
+        c.fail("deferral.child_run_id", _RUN_ID_RULE)
 
 
 def _approval(c: _Checker, m: pb.Approval) -> None:

@@ -123,6 +123,8 @@ def summarize(run_id: str, meta: Meta, last_significant_record: JournalRecord | 
         summary.created_at.CopyFrom(meta.created_at)
     summary.labels.update(meta.labels)
     summary.parent_run_id = meta.forked_from.run_id
+    summary.spawned_by_run_id = meta.spawned_by.run_id
+    summary.root_run_id = meta.spawned_by.root_run_id
     return summary
 
 

@@ -102,6 +102,7 @@ def pending_batch(turn: Turn) -> PendingBatch:
             pending.approval_seq = call.approval_seq
             pending.approval.CopyFrom(call.approval)
         if call.deferral is not None:
+            pending.child_run_id = call.deferral.child_run_id
             pending.deferred = True
             pending.deferral_seq = call.deferral_seq
             pending.deferral.CopyFrom(call.deferral)

@@ -36,6 +36,11 @@ class RunFilter:
     waiting_for_person: bool = False
     task_id: str = ""
     parent_run_id: str = ""
+    spawned_by_run_id: str = ""
+    root_run_id: str = ""
+    """The run itself and every run spawned under it (``meta.spawned_by.root_run_id``)."""
+    spawned_only: bool = False
+    """Only child runs (any ``meta.spawned_by``): the start's search for undelivered outcomes; not on the wire."""
     stopped_before: float | None = None
     """Seconds since the epoch: only stopped runs whose last record was stored before then."""
     run_id_prefixes: Sequence[str] = ("",)
@@ -49,11 +54,30 @@ class RunFilter:
         """What the id alone decides: one of the token's prefixes (``core/ids.has_prefix``)."""
         return has_prefix(run_id, self.run_id_prefixes)
 
-    def admits_meta(self, labels: Mapping[str, str], task_id: str, parent_run_id: str) -> bool:
-        """What the meta alone decides: labels, task and parent."""
+    @property
+    def has_meta_condition(self) -> bool:
+        """Whether the meta decides anything (a run whose meta cannot be read is then left out)."""
+        return bool(self.labels or self.task_id or self.parent_run_id or self.spawned_by_run_id or self.root_run_id)
+
+    def admits_meta(
+        self,
+        labels: Mapping[str, str],
+        task_id: str,
+        parent_run_id: str,
+        spawned_by_run_id: str = "",
+        root_run_id: str = "",
+        run_id: str = "",
+    ) -> bool:
+        """What the meta alone decides: labels, task, the fork's source, the spawning parent and the tree's root."""
         if self.task_id and task_id != self.task_id:
             return False
         if self.parent_run_id and parent_run_id != self.parent_run_id:
+            return False
+        if self.spawned_by_run_id and spawned_by_run_id != self.spawned_by_run_id:
+            return False
+        if self.spawned_only and not spawned_by_run_id:
+            return False
+        if self.root_run_id and self.root_run_id not in (root_run_id, run_id):
             return False
         return all(labels.get(k) == v for k, v in self.labels.items())
 
@@ -87,6 +111,13 @@ class RunFilter:
         """Every condition, on a whole summary (the token's prefixes included)."""
         return (
             self.admits_run_id(summary.run_id)
-            and self.admits_meta(summary.labels, summary.task_id, summary.parent_run_id)
+            and self.admits_meta(
+                summary.labels,
+                summary.task_id,
+                summary.parent_run_id,
+                summary.spawned_by_run_id,
+                summary.root_run_id,
+                summary.run_id,
+            )
             and self.admits_state(summary)
         )

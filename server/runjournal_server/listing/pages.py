@@ -97,6 +97,8 @@ class _MetaInfo:
     labels: Mapping[str, str]
     task_id: str
     parent_run_id: str
+    spawned_by_run_id: str
+    root_run_id: str
 
 
 class RunListing:
@@ -253,9 +255,11 @@ class RunListing:
     def _may_match(self, entry: Entry, where: RunFilter) -> bool:
         """Whether the run could be on the page: its meta's facts, and its last known state unless that moved."""
         if entry.labels is None:
-            if where.labels or where.task_id or where.parent_run_id:
+            if where.has_meta_condition:
                 return False  # as the full listing: an unreadable meta is excluded by any meta condition
-        elif not where.admits_meta(entry.labels, entry.task_id, entry.parent_run_id):
+        elif not where.admits_meta(
+            entry.labels, entry.task_id, entry.parent_run_id, entry.spawned_by_run_id, entry.root_run_id, entry.run_id
+        ):
             return False
         if entry.dirty or entry.run_id in self._known_corrupt:
             return True
@@ -279,9 +283,16 @@ class RunListing:
 
     @staticmethod
     def _meta_matches(info: _MetaInfo | None, where: RunFilter) -> bool:
-        if not where.labels and not where.task_id and not where.parent_run_id:
+        if not where.has_meta_condition:
             return True  # an unreadable meta is listed (as corrupt) unless a meta condition excludes it
-        return info is not None and where.admits_meta(info.labels, info.task_id, info.parent_run_id)
+        return info is not None and where.admits_meta(
+            info.labels,
+            info.task_id,
+            info.parent_run_id,
+            info.spawned_by_run_id,
+            info.root_run_id,
+            info.sort_key[2],
+        )
 
     async def summary(self, run_id: str) -> state_pb2.RunSummary:
         """One run's summary: meta, last non-inert record and, where a call may wait, the trailing turn."""
@@ -335,4 +346,6 @@ class RunListing:
             labels=dict(meta.labels),
             task_id=meta.task_id,
             parent_run_id=meta.forked_from.run_id,
+            spawned_by_run_id=meta.spawned_by.run_id,
+            root_run_id=meta.spawned_by.root_run_id,
         )

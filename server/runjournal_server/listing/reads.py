@@ -139,6 +139,8 @@ class IndexReads:
             labels=shared_labels(summary.labels),
             task_id=summary.task_id,
             parent_run_id=summary.parent_run_id,
+            spawned_by_run_id=summary.spawned_by_run_id,
+            root_run_id=summary.root_run_id,
             dirty=False,
         )
         entry.set_state(RunState.of(summary, version))  # not placed yet: put() files it
@@ -160,6 +162,8 @@ class IndexReads:
             labels=shared_labels(meta.labels),
             task_id=meta.task_id,
             parent_run_id=meta.forked_from.run_id,
+            spawned_by_run_id=meta.spawned_by.run_id,
+            root_run_id=meta.spawned_by.root_run_id,
         )
 
     async def refresh(self, run_ids: Sequence[str]) -> None:

@@ -18,12 +18,27 @@ tombstone from the moment the deletion returns (``own_writes.py``), so it is
 told right there, in the same step of the event loop, before the run's lock
 is let go (whose release may await). A deletion that failed after its
 tombstone landed is not told here: the feed tells it, on every replica.
+
+A run with children (``Folder.children``: every child its spawns named) is
+deleted only with ``with_children``, and then as a tree: the root's last seq
+is checked first, then every live descendant is deleted at its own last seq,
+children before their parents, the root last, so a tree deletion cut short
+(a crash, a child that moved) never leaves a child whose parent is gone:
+deleting again finishes it. Without it the refusal names the children: a
+child left without its parent could never hand its outcome on.
 """
 
 from __future__ import annotations
 
 from runjournal_server.backends.base import Backend, Deletion
-from runjournal_server.core.errors import InvalidArgumentError
+from runjournal_server.core.errors import (
+    CorruptJournalError,
+    InvalidArgumentError,
+    LastSeqMismatchError,
+    RunDeletedError,
+    RunNotFoundError,
+    VersionMismatchError,
+)
 from runjournal_server.core.ids import validate_run_id
 from runjournal_server.runs.events import RunEvents
 from runjournal_server.runs.handles import RunHandles
@@ -45,10 +60,41 @@ class RunDeleter:
         self._past_states = past_states
         self._events = events
 
-    async def delete(self, run_id: str, expected_last_seq: int) -> Deletion:
+    async def delete(self, run_id: str, expected_last_seq: int, *, with_children: bool = False) -> Deletion:
         validate_run_id(run_id)
         if expected_last_seq < 1:
             raise InvalidArgumentError("expected_last_seq", "must be the run's last seq (>= 1), as last read")
+        last_seq, descendants = await self._tree(run_id)
+        if descendants:
+            if not with_children:
+                named = ", ".join(child for child, _ in descendants[-5:])
+                raise InvalidArgumentError(
+                    "with_children",
+                    f"run {run_id!r} has {len(descendants)} child run(s) ({named}); delete the whole tree "
+                    "with with_children, or delete the children first",
+                )
+            if last_seq != expected_last_seq:
+                raise LastSeqMismatchError(run_id, last_seq, expected_last_seq)
+            for child, child_last_seq in descendants:
+                await self._delete_one(child, child_last_seq)
+        return await self._delete_one(run_id, expected_last_seq)
+
+    async def _tree(self, run_id: str) -> tuple[int, list[tuple[str, int]]]:
+        """The run's last seq and its live descendants with theirs, children before parents (0, [] when gone)."""
+        try:
+            folder, _ = await self._handles.pre_read(run_id)
+        except (RunNotFoundError, RunDeletedError):
+            return 0, []
+        except (CorruptJournalError, VersionMismatchError):
+            return 0, []  # its children cannot be read: deleted as a run alone, as before there were trees
+        found: list[tuple[str, int]] = []
+        for child in folder.children():
+            child_last_seq, below = await self._tree(child)
+            if child_last_seq:
+                found += [*below, (child, child_last_seq)]
+        return folder.last_seq, found
+
+    async def _delete_one(self, run_id: str, expected_last_seq: int) -> Deletion:
         async with self._handles.use(run_id) as slot:
             await self._handles.drop(slot)
             # Not waiting for the erasure: the tombstone already makes every call about the run RUN_DELETED.

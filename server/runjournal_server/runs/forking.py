@@ -8,7 +8,8 @@ The rules, stated once:
   as it was).
 * Its meta is the source's with the fork's run id, a new ``created_at``, no
   task (the task is the source's to complete: a fork answering it too would
-  race it) and ``forked_from``: the source, the seq copied up to, and the
+  race it), no ``spawned_by`` (a fork of a child would answer the child's
+  parent a second time) and ``forked_from``: the source, the seq copied up to, and the
   SHA-256 of the source's lines 1..seq, each followed by a newline, so the
   fork can prove its prefix even after the source is gone.
 * Only acknowledged records are copied (``Reads.read_prefix``).
@@ -90,6 +91,7 @@ def fork_records(
     meta.run_id = new_run_id
     meta.created_at.CopyFrom(created_at)
     meta.ClearField("task_id")
+    meta.ClearField("spawned_by")  # a fork is nobody's child: only the source answers its parent's call
     meta.forked_from.CopyFrom(
         records_pb2.ForkOrigin(run_id=source_run_id, seq=prefix.records[-1].seq, prefix_sha256=prefix.sha256)
     )

@@ -7,10 +7,12 @@ package docstring (``runs/__init__.py``) for which module keeps which rule.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 
 from runjournal.v1 import records_pb2, state_pb2
 from runjournal_server.backends.base import Backend, Deletion
+from runjournal_server.core.errors import JournalError
 from runjournal_server.observability.observer import NO_OBSERVER, Observer
 from runjournal_server.runs.answering import Answering
 from runjournal_server.runs.appending import Appending, AppendOutcome
@@ -23,9 +25,12 @@ from runjournal_server.runs.handles import DEFAULT_MAX_WARM_BYTES, RunHandles
 from runjournal_server.runs.past_states import PastStates
 from runjournal_server.runs.reading import Reads, RecordReader
 from runjournal_server.runs.response_limit import ResponseLimit
+from runjournal_server.runs.spawning import Spawning, SpawnOutcome
 from runjournal_server.runs.writing import Writer
 
-__all__ = ["AppendOutcome", "ClaimOutcome", "RecordReader", "Runs"]
+__all__ = ["AppendOutcome", "ClaimOutcome", "RecordReader", "Runs", "SpawnOutcome"]
+
+log = logging.getLogger(__name__)
 
 
 class Runs:
@@ -55,6 +60,7 @@ class Runs:
         self._folding = Folding(self._handles, self._reads, past_states, response_limit)
         self._forking = Forking(self._handles, self._reads, writer, max_record_bytes=max_record_bytes)
         self._deleter = RunDeleter(backend, self._handles, past_states, self.events)
+        self._spawning = Spawning(self._handles, writer, max_record_bytes=max_record_bytes)
         self.events.listen(self._deleter)  # a deletion through another replica forgets the run here too
 
     @property
@@ -67,8 +73,12 @@ class Runs:
         return self._handles.corruption
 
     async def append(self, run_id: str, claim_token: int, batch: Sequence[records_pb2.JournalRecord]) -> AppendOutcome:
-        """Append consecutive records, all or nothing (``runs/appending.py``)."""
-        return await self._appending.append(run_id, claim_token, batch)
+        """Append consecutive records, all or nothing (``runs/appending.py``); a child's terminal answers its parent."""
+        outcome = await self._appending.append(run_id, claim_token, batch)
+        if any(record.WhichOneof("payload") == "terminal" for record in batch):
+            # A retried terminal (a duplicate) delivers too: that finishes a delivery a crash cut short.
+            await self.deliver(run_id)
+        return outcome
 
     async def claim(
         self,
@@ -97,9 +107,11 @@ class Runs:
         into: state_pb2.RunState | None = None,
     ) -> state_pb2.RunState:
         """The folded state now, or as of ``as_of_seq`` (``runs/folding.py``)."""
-        return await self._folding.fold(
+        state = await self._folding.fold(
             run_id, as_of_seq, conversation_from=conversation_from, uncompacted=uncompacted, into=into
         )
+        await self._spawning.show_children(state)  # a delegated call shows its child's status
+        return state
 
     async def answer(
         self,
@@ -123,9 +135,27 @@ class Runs:
         """Create ``new_run_id`` from records 1..at_seq of ``run_id`` in one creation (``runs/forking.py``)."""
         return await self._forking.fork(run_id, at_seq, new_run_id)
 
-    async def delete(self, run_id: str, expected_last_seq: int) -> Deletion:
-        """Delete the run if its last seq is ``expected_last_seq``, keeping a tombstone (``runs/deleting.py``)."""
-        return await self._deleter.delete(run_id, expected_last_seq)
+    async def delete(self, run_id: str, expected_last_seq: int, *, with_children: bool = False) -> Deletion:
+        """Delete the run (and, asked, its children) if its last seq is ``expected_last_seq`` (``runs/deleting.py``)."""
+        return await self._deleter.delete(run_id, expected_last_seq, with_children=with_children)
+
+    async def spawn(
+        self, parent_run_id: str, tool_use_id: str, child_run_id: str, meta: records_pb2.Meta, reason: str
+    ) -> SpawnOutcome:
+        """Delegate a pending call to a new child run, parent's deferral first (``runs/spawning.py``)."""
+        return await self._spawning.spawn(parent_run_id, tool_use_id, child_run_id, meta, reason)
+
+    async def deliver(self, child_run_id: str) -> bool:
+        """Answer the parent's call with a stopped child's outcome, if it still takes it (``runs/spawning.py``).
+
+        A failure is logged, never raised: the child's terminal is durable, and
+        the next start (or a retried terminal) delivers it.
+        """
+        try:
+            return await self._spawning.deliver(child_run_id)
+        except JournalError as err:
+            log.warning("run %s: its outcome was not delivered yet: %s", child_run_id, err.message)
+            return False
 
     def read(self, run_id: str, from_seq: int) -> RecordReader:
         """The stored records from ``from_seq``, as far as acknowledged, a chunk at a time (``runs/reading.py``)."""

@@ -144,7 +144,7 @@ class ApproveResponse(_message.Message):
     def __init__(self, seq: _Optional[int] = ...) -> None: ...
 
 class ListRunsRequest(_message.Message):
-    __slots__ = ("page_size", "page_token", "status", "labels", "waiting_for_person", "task_id", "parent_run_id", "stopped_before")
+    __slots__ = ("page_size", "page_token", "status", "labels", "waiting_for_person", "task_id", "parent_run_id", "stopped_before", "spawned_by_run_id", "root_run_id")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -160,6 +160,8 @@ class ListRunsRequest(_message.Message):
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     PARENT_RUN_ID_FIELD_NUMBER: _ClassVar[int]
     STOPPED_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    SPAWNED_BY_RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    ROOT_RUN_ID_FIELD_NUMBER: _ClassVar[int]
     page_size: int
     page_token: str
     status: _state_pb2.RunStatus
@@ -168,7 +170,9 @@ class ListRunsRequest(_message.Message):
     task_id: str
     parent_run_id: str
     stopped_before: _timestamp_pb2.Timestamp
-    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., status: _Optional[_Union[_state_pb2.RunStatus, str]] = ..., labels: _Optional[_Mapping[str, str]] = ..., waiting_for_person: _Optional[bool] = ..., task_id: _Optional[str] = ..., parent_run_id: _Optional[str] = ..., stopped_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    spawned_by_run_id: str
+    root_run_id: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., status: _Optional[_Union[_state_pb2.RunStatus, str]] = ..., labels: _Optional[_Mapping[str, str]] = ..., waiting_for_person: _Optional[bool] = ..., task_id: _Optional[str] = ..., parent_run_id: _Optional[str] = ..., stopped_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., spawned_by_run_id: _Optional[str] = ..., root_run_id: _Optional[str] = ...) -> None: ...
 
 class ListRunsResponse(_message.Message):
     __slots__ = ("runs", "next_page_token")
@@ -219,7 +223,7 @@ class CaughtUp(_message.Message):
     def __init__(self, head_seq: _Optional[int] = ...) -> None: ...
 
 class WatchRunsRequest(_message.Message):
-    __slots__ = ("status", "labels", "waiting_for_person", "task_id", "parent_run_id")
+    __slots__ = ("status", "labels", "waiting_for_person", "task_id", "parent_run_id", "spawned_by_run_id", "root_run_id")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -232,12 +236,16 @@ class WatchRunsRequest(_message.Message):
     WAITING_FOR_PERSON_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     PARENT_RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    SPAWNED_BY_RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    ROOT_RUN_ID_FIELD_NUMBER: _ClassVar[int]
     status: _state_pb2.RunStatus
     labels: _containers.ScalarMap[str, str]
     waiting_for_person: bool
     task_id: str
     parent_run_id: str
-    def __init__(self, status: _Optional[_Union[_state_pb2.RunStatus, str]] = ..., labels: _Optional[_Mapping[str, str]] = ..., waiting_for_person: _Optional[bool] = ..., task_id: _Optional[str] = ..., parent_run_id: _Optional[str] = ...) -> None: ...
+    spawned_by_run_id: str
+    root_run_id: str
+    def __init__(self, status: _Optional[_Union[_state_pb2.RunStatus, str]] = ..., labels: _Optional[_Mapping[str, str]] = ..., waiting_for_person: _Optional[bool] = ..., task_id: _Optional[str] = ..., parent_run_id: _Optional[str] = ..., spawned_by_run_id: _Optional[str] = ..., root_run_id: _Optional[str] = ...) -> None: ...
 
 class WatchRunsResponse(_message.Message):
     __slots__ = ("run", "caught_up", "left")
@@ -278,12 +286,14 @@ class ForkRunResponse(_message.Message):
     def __init__(self, run_id: _Optional[str] = ..., last_seq: _Optional[int] = ..., forked_from: _Optional[_Union[_records_pb2.ForkOrigin, _Mapping]] = ...) -> None: ...
 
 class DeleteRunRequest(_message.Message):
-    __slots__ = ("run_id", "expected_last_seq")
+    __slots__ = ("run_id", "expected_last_seq", "with_children")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     EXPECTED_LAST_SEQ_FIELD_NUMBER: _ClassVar[int]
+    WITH_CHILDREN_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     expected_last_seq: int
-    def __init__(self, run_id: _Optional[str] = ..., expected_last_seq: _Optional[int] = ...) -> None: ...
+    with_children: bool
+    def __init__(self, run_id: _Optional[str] = ..., expected_last_seq: _Optional[int] = ..., with_children: _Optional[bool] = ...) -> None: ...
 
 class DeleteRunResponse(_message.Message):
     __slots__ = ("last_seq", "deleted", "erased")
@@ -294,3 +304,31 @@ class DeleteRunResponse(_message.Message):
     deleted: bool
     erased: bool
     def __init__(self, last_seq: _Optional[int] = ..., deleted: _Optional[bool] = ..., erased: _Optional[bool] = ...) -> None: ...
+
+class SpawnRunRequest(_message.Message):
+    __slots__ = ("run_id", "tool_use_id", "new_run_id", "meta", "reason")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_USE_ID_FIELD_NUMBER: _ClassVar[int]
+    NEW_RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    META_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    tool_use_id: str
+    new_run_id: str
+    meta: _records_pb2.Meta
+    reason: str
+    def __init__(self, run_id: _Optional[str] = ..., tool_use_id: _Optional[str] = ..., new_run_id: _Optional[str] = ..., meta: _Optional[_Union[_records_pb2.Meta, _Mapping]] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class SpawnRunResponse(_message.Message):
+    __slots__ = ("run_id", "last_seq", "spawned_by", "deferral_seq", "duplicate")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    LAST_SEQ_FIELD_NUMBER: _ClassVar[int]
+    SPAWNED_BY_FIELD_NUMBER: _ClassVar[int]
+    DEFERRAL_SEQ_FIELD_NUMBER: _ClassVar[int]
+    DUPLICATE_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    last_seq: int
+    spawned_by: _records_pb2.SpawnOrigin
+    deferral_seq: int
+    duplicate: bool
+    def __init__(self, run_id: _Optional[str] = ..., last_seq: _Optional[int] = ..., spawned_by: _Optional[_Union[_records_pb2.SpawnOrigin, _Mapping]] = ..., deferral_seq: _Optional[int] = ..., duplicate: _Optional[bool] = ...) -> None: ...

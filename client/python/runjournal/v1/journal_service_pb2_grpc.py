@@ -96,6 +96,11 @@ class JournalServiceStub:
                 request_serializer=runjournal_dot_v1_dot_journal__service__pb2.DeleteRunRequest.SerializeToString,
                 response_deserializer=runjournal_dot_v1_dot_journal__service__pb2.DeleteRunResponse.FromString,
                 _registered_method=True)
+        self.SpawnRun = channel.unary_unary(
+                '/runjournal.v1.JournalService/SpawnRun',
+                request_serializer=runjournal_dot_v1_dot_journal__service__pb2.SpawnRunRequest.SerializeToString,
+                response_deserializer=runjournal_dot_v1_dot_journal__service__pb2.SpawnRunResponse.FromString,
+                _registered_method=True)
 
 
 class JournalServiceServicer:
@@ -323,6 +328,41 @@ class JournalServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SpawnRun(self, request, context):
+        """Delegates a call of a run's pending batch to a new child run. Order:
+        validate (the call is in the parent's open turn with no result and no
+        deferral to anyone else; the parent is of journal format 2; the child's
+        meta passes its schema) before anything is written; then write one
+        `deferral` in the parent naming the child (`child_run_id`), so the call
+        shows WAITING_FOR_CHILD and a second spawn for it can only name the same
+        child; then create the child from `meta` with `spawned_by` set by the
+        server (the parent, the call, the seq of its assistant record and the
+        tree's root). The child's claim token is 1, the spawner's, until a worker
+        claims it. Spawning again for the same call with the same child and meta
+        is a verified duplicate (`duplicate` true; it also finishes a spawn a
+        crash cut short after the deferral); another child id is INVALID_ARGUMENT
+        naming `new_run_id` and the child already spawned. Needs no claim token
+        on the parent; with token auth on it needs the `worker` scope, and both
+        run ids must be within the token's prefixes.
+
+        When the child stops (a terminal record other than `suspended`), the
+        server writes exactly one `tool_result` for the call in the parent
+        (remote, `answered_by_run_id` the child): the text of the child's last
+        assistant message, or an error result naming the terminal reason and
+        message. It is written once whatever fails in between: a server that died
+        after the child's terminal finishes it at its next start. A call a
+        person answered first keeps that answer; the child's outcome is then
+        recorded as a `note` on the child only.
+
+        Errors: INVALID_ARGUMENT, RUN_NOT_FOUND (the parent), RUN_DELETED,
+        RUN_EXISTS (`new_run_id` is another run), ALREADY_ANSWERED,
+        CALL_NOT_PENDING, INVALID_RECORD (the child's meta), RUN_LOCKED,
+        CORRUPT_JOURNAL, VERSION_MISMATCH, STORAGE_FULL, STORAGE_UNAVAILABLE.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_JournalServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -385,6 +425,11 @@ def add_JournalServiceServicer_to_server(servicer, server):
                     servicer.DeleteRun,
                     request_deserializer=runjournal_dot_v1_dot_journal__service__pb2.DeleteRunRequest.FromString,
                     response_serializer=runjournal_dot_v1_dot_journal__service__pb2.DeleteRunResponse.SerializeToString,
+            ),
+            'SpawnRun': grpc.unary_unary_rpc_method_handler(
+                    servicer.SpawnRun,
+                    request_deserializer=runjournal_dot_v1_dot_journal__service__pb2.SpawnRunRequest.FromString,
+                    response_serializer=runjournal_dot_v1_dot_journal__service__pb2.SpawnRunResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -713,6 +758,33 @@ class JournalService:
             '/runjournal.v1.JournalService/DeleteRun',
             runjournal_dot_v1_dot_journal__service__pb2.DeleteRunRequest.SerializeToString,
             runjournal_dot_v1_dot_journal__service__pb2.DeleteRunResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SpawnRun(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/runjournal.v1.JournalService/SpawnRun',
+            runjournal_dot_v1_dot_journal__service__pb2.SpawnRunRequest.SerializeToString,
+            runjournal_dot_v1_dot_journal__service__pb2.SpawnRunResponse.FromString,
             options,
             channel_credentials,
             insecure,

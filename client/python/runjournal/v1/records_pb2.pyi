@@ -198,7 +198,7 @@ class Fingerprint(_message.Message):
     def __init__(self, provider: _Optional[str] = ..., model: _Optional[str] = ..., system_prompt_sha256: _Optional[str] = ..., thinking_mode: _Optional[str] = ..., tools_sha256: _Optional[str] = ..., max_tokens: _Optional[int] = ..., max_iterations: _Optional[int] = ...) -> None: ...
 
 class Meta(_message.Message):
-    __slots__ = ("format_version", "run_id", "created_at", "fingerprint", "prompt", "interactive", "labels", "task_id", "forked_from")
+    __slots__ = ("format_version", "run_id", "created_at", "fingerprint", "prompt", "interactive", "labels", "task_id", "forked_from", "spawned_by")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -215,6 +215,7 @@ class Meta(_message.Message):
     LABELS_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     FORKED_FROM_FIELD_NUMBER: _ClassVar[int]
+    SPAWNED_BY_FIELD_NUMBER: _ClassVar[int]
     format_version: int
     run_id: str
     created_at: _timestamp_pb2.Timestamp
@@ -224,7 +225,20 @@ class Meta(_message.Message):
     labels: _containers.ScalarMap[str, str]
     task_id: str
     forked_from: ForkOrigin
-    def __init__(self, format_version: _Optional[int] = ..., run_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., fingerprint: _Optional[_Union[Fingerprint, _Mapping]] = ..., prompt: _Optional[_Iterable[_Union[ContentBlock, _Mapping]]] = ..., interactive: _Optional[bool] = ..., labels: _Optional[_Mapping[str, str]] = ..., task_id: _Optional[str] = ..., forked_from: _Optional[_Union[ForkOrigin, _Mapping]] = ...) -> None: ...
+    spawned_by: SpawnOrigin
+    def __init__(self, format_version: _Optional[int] = ..., run_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., fingerprint: _Optional[_Union[Fingerprint, _Mapping]] = ..., prompt: _Optional[_Iterable[_Union[ContentBlock, _Mapping]]] = ..., interactive: _Optional[bool] = ..., labels: _Optional[_Mapping[str, str]] = ..., task_id: _Optional[str] = ..., forked_from: _Optional[_Union[ForkOrigin, _Mapping]] = ..., spawned_by: _Optional[_Union[SpawnOrigin, _Mapping]] = ...) -> None: ...
+
+class SpawnOrigin(_message.Message):
+    __slots__ = ("run_id", "tool_use_id", "seq", "root_run_id")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_USE_ID_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    ROOT_RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    tool_use_id: str
+    seq: int
+    root_run_id: str
+    def __init__(self, run_id: _Optional[str] = ..., tool_use_id: _Optional[str] = ..., seq: _Optional[int] = ..., root_run_id: _Optional[str] = ...) -> None: ...
 
 class ForkOrigin(_message.Message):
     __slots__ = ("run_id", "seq", "prefix_sha256")
@@ -267,30 +281,34 @@ class UserFollowUp(_message.Message):
     def __init__(self, content: _Optional[_Iterable[_Union[ContentBlock, _Mapping]]] = ...) -> None: ...
 
 class ToolResult(_message.Message):
-    __slots__ = ("tool_use_id", "content", "is_error", "remote", "answered_by")
+    __slots__ = ("tool_use_id", "content", "is_error", "remote", "answered_by", "answered_by_run_id")
     TOOL_USE_ID_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     IS_ERROR_FIELD_NUMBER: _ClassVar[int]
     REMOTE_FIELD_NUMBER: _ClassVar[int]
     ANSWERED_BY_FIELD_NUMBER: _ClassVar[int]
+    ANSWERED_BY_RUN_ID_FIELD_NUMBER: _ClassVar[int]
     tool_use_id: str
     content: _containers.RepeatedCompositeFieldContainer[ContentBlock]
     is_error: bool
     remote: bool
     answered_by: str
-    def __init__(self, tool_use_id: _Optional[str] = ..., content: _Optional[_Iterable[_Union[ContentBlock, _Mapping]]] = ..., is_error: _Optional[bool] = ..., remote: _Optional[bool] = ..., answered_by: _Optional[str] = ...) -> None: ...
+    answered_by_run_id: str
+    def __init__(self, tool_use_id: _Optional[str] = ..., content: _Optional[_Iterable[_Union[ContentBlock, _Mapping]]] = ..., is_error: _Optional[bool] = ..., remote: _Optional[bool] = ..., answered_by: _Optional[str] = ..., answered_by_run_id: _Optional[str] = ...) -> None: ...
 
 class Deferral(_message.Message):
-    __slots__ = ("tool_use_id", "reason", "expected_answerer", "needs_approval")
+    __slots__ = ("tool_use_id", "reason", "expected_answerer", "needs_approval", "child_run_id")
     TOOL_USE_ID_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     EXPECTED_ANSWERER_FIELD_NUMBER: _ClassVar[int]
     NEEDS_APPROVAL_FIELD_NUMBER: _ClassVar[int]
+    CHILD_RUN_ID_FIELD_NUMBER: _ClassVar[int]
     tool_use_id: str
     reason: str
     expected_answerer: str
     needs_approval: bool
-    def __init__(self, tool_use_id: _Optional[str] = ..., reason: _Optional[str] = ..., expected_answerer: _Optional[str] = ..., needs_approval: _Optional[bool] = ...) -> None: ...
+    child_run_id: str
+    def __init__(self, tool_use_id: _Optional[str] = ..., reason: _Optional[str] = ..., expected_answerer: _Optional[str] = ..., needs_approval: _Optional[bool] = ..., child_run_id: _Optional[str] = ...) -> None: ...
 
 class Approval(_message.Message):
     __slots__ = ("tool_use_id", "decision", "approver", "reason")

@@ -39,6 +39,7 @@ class WaitingFor(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     WAITING_FOR_DECISION: _ClassVar[WaitingFor]
     WAITING_FOR_WORKER: _ClassVar[WaitingFor]
     WAITING_FOR_NOTHING: _ClassVar[WaitingFor]
+    WAITING_FOR_CHILD: _ClassVar[WaitingFor]
 RUN_STATUS_UNSPECIFIED: RunStatus
 RUN_STATUS_OPEN: RunStatus
 RUN_STATUS_COMPLETED: RunStatus
@@ -59,6 +60,7 @@ WAITING_FOR_ANSWER: WaitingFor
 WAITING_FOR_DECISION: WaitingFor
 WAITING_FOR_WORKER: WaitingFor
 WAITING_FOR_NOTHING: WaitingFor
+WAITING_FOR_CHILD: WaitingFor
 
 class Counters(_message.Message):
     __slots__ = ("llm_calls", "tool_calls", "remote_tool_calls", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "deferrals")
@@ -81,7 +83,7 @@ class Counters(_message.Message):
     def __init__(self, llm_calls: _Optional[int] = ..., tool_calls: _Optional[int] = ..., remote_tool_calls: _Optional[int] = ..., input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., cache_read_tokens: _Optional[int] = ..., cache_write_tokens: _Optional[int] = ..., deferrals: _Optional[int] = ...) -> None: ...
 
 class PendingCall(_message.Message):
-    __slots__ = ("tool_use", "answered", "result_seq", "result", "deferred", "deferral_seq", "deferral", "decision", "approval_seq", "approval", "waiting_for_person", "waiting_for")
+    __slots__ = ("tool_use", "answered", "result_seq", "result", "deferred", "deferral_seq", "deferral", "decision", "approval_seq", "approval", "waiting_for_person", "waiting_for", "child_run_id", "child_status")
     TOOL_USE_FIELD_NUMBER: _ClassVar[int]
     ANSWERED_FIELD_NUMBER: _ClassVar[int]
     RESULT_SEQ_FIELD_NUMBER: _ClassVar[int]
@@ -94,6 +96,8 @@ class PendingCall(_message.Message):
     APPROVAL_FIELD_NUMBER: _ClassVar[int]
     WAITING_FOR_PERSON_FIELD_NUMBER: _ClassVar[int]
     WAITING_FOR_FIELD_NUMBER: _ClassVar[int]
+    CHILD_RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    CHILD_STATUS_FIELD_NUMBER: _ClassVar[int]
     tool_use: _records_pb2.ToolUseBlock
     answered: bool
     result_seq: int
@@ -106,7 +110,9 @@ class PendingCall(_message.Message):
     approval: _records_pb2.Approval
     waiting_for_person: bool
     waiting_for: WaitingFor
-    def __init__(self, tool_use: _Optional[_Union[_records_pb2.ToolUseBlock, _Mapping]] = ..., answered: _Optional[bool] = ..., result_seq: _Optional[int] = ..., result: _Optional[_Union[_records_pb2.ToolResult, _Mapping]] = ..., deferred: _Optional[bool] = ..., deferral_seq: _Optional[int] = ..., deferral: _Optional[_Union[_records_pb2.Deferral, _Mapping]] = ..., decision: _Optional[_Union[_records_pb2.Decision, str]] = ..., approval_seq: _Optional[int] = ..., approval: _Optional[_Union[_records_pb2.Approval, _Mapping]] = ..., waiting_for_person: _Optional[bool] = ..., waiting_for: _Optional[_Union[WaitingFor, str]] = ...) -> None: ...
+    child_run_id: str
+    child_status: RunStatus
+    def __init__(self, tool_use: _Optional[_Union[_records_pb2.ToolUseBlock, _Mapping]] = ..., answered: _Optional[bool] = ..., result_seq: _Optional[int] = ..., result: _Optional[_Union[_records_pb2.ToolResult, _Mapping]] = ..., deferred: _Optional[bool] = ..., deferral_seq: _Optional[int] = ..., deferral: _Optional[_Union[_records_pb2.Deferral, _Mapping]] = ..., decision: _Optional[_Union[_records_pb2.Decision, str]] = ..., approval_seq: _Optional[int] = ..., approval: _Optional[_Union[_records_pb2.Approval, _Mapping]] = ..., waiting_for_person: _Optional[bool] = ..., waiting_for: _Optional[_Union[WaitingFor, str]] = ..., child_run_id: _Optional[str] = ..., child_status: _Optional[_Union[RunStatus, str]] = ...) -> None: ...
 
 class PendingBatch(_message.Message):
     __slots__ = ("assistant_seq", "iteration", "assistant", "calls")
@@ -187,7 +193,7 @@ class GateReport(_message.Message):
     def __init__(self, allowed: _Optional[bool] = ..., differences: _Optional[_Iterable[_Union[FieldDifference, _Mapping]]] = ..., forced: _Optional[bool] = ..., reconfigured: _Optional[bool] = ...) -> None: ...
 
 class RunSummary(_message.Message):
-    __slots__ = ("run_id", "status", "created_at", "labels", "task_id", "model", "last_seq", "terminal_message", "corruption", "waiting_calls", "updated_at", "parent_run_id")
+    __slots__ = ("run_id", "status", "created_at", "labels", "task_id", "model", "last_seq", "terminal_message", "corruption", "waiting_calls", "updated_at", "parent_run_id", "spawned_by_run_id", "root_run_id")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -207,6 +213,8 @@ class RunSummary(_message.Message):
     WAITING_CALLS_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     PARENT_RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    SPAWNED_BY_RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    ROOT_RUN_ID_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     status: RunStatus
     created_at: _timestamp_pb2.Timestamp
@@ -219,7 +227,9 @@ class RunSummary(_message.Message):
     waiting_calls: _containers.RepeatedCompositeFieldContainer[WaitingCall]
     updated_at: _timestamp_pb2.Timestamp
     parent_run_id: str
-    def __init__(self, run_id: _Optional[str] = ..., status: _Optional[_Union[RunStatus, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., task_id: _Optional[str] = ..., model: _Optional[str] = ..., last_seq: _Optional[int] = ..., terminal_message: _Optional[str] = ..., corruption: _Optional[str] = ..., waiting_calls: _Optional[_Iterable[_Union[WaitingCall, _Mapping]]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., parent_run_id: _Optional[str] = ...) -> None: ...
+    spawned_by_run_id: str
+    root_run_id: str
+    def __init__(self, run_id: _Optional[str] = ..., status: _Optional[_Union[RunStatus, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., task_id: _Optional[str] = ..., model: _Optional[str] = ..., last_seq: _Optional[int] = ..., terminal_message: _Optional[str] = ..., corruption: _Optional[str] = ..., waiting_calls: _Optional[_Iterable[_Union[WaitingCall, _Mapping]]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., parent_run_id: _Optional[str] = ..., spawned_by_run_id: _Optional[str] = ..., root_run_id: _Optional[str] = ...) -> None: ...
 
 class WaitingCall(_message.Message):
     __slots__ = ("tool_use_id", "tool_name", "waiting_for", "deferral_seq", "reason", "expected_answerer")

@@ -970,6 +970,12 @@ type ListRunsRequest struct {
 	// was stored before this time (RunSummary.updated_at): what retention and
 	// `runjournal gc` delete. Unset matches every run.
 	StoppedBefore *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=stopped_before,json=stoppedBefore,proto3" json:"stopped_before,omitempty"`
+	// Only child runs spawned by this run (meta.spawned_by.run_id); empty
+	// matches every run.
+	SpawnedByRunId string `protobuf:"bytes,9,opt,name=spawned_by_run_id,json=spawnedByRunId,proto3" json:"spawned_by_run_id,omitempty"`
+	// Only this run and the runs spawned under it, at any depth
+	// (meta.spawned_by.root_run_id); empty matches every run.
+	RootRunId     string `protobuf:"bytes,10,opt,name=root_run_id,json=rootRunId,proto3" json:"root_run_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1058,6 +1064,20 @@ func (x *ListRunsRequest) GetStoppedBefore() *timestamppb.Timestamp {
 		return x.StoppedBefore
 	}
 	return nil
+}
+
+func (x *ListRunsRequest) GetSpawnedByRunId() string {
+	if x != nil {
+		return x.SpawnedByRunId
+	}
+	return ""
+}
+
+func (x *ListRunsRequest) GetRootRunId() string {
+	if x != nil {
+		return x.RootRunId
+	}
+	return ""
 }
 
 // Response of JournalService.ListRuns.
@@ -1441,7 +1461,11 @@ type WatchRunsRequest struct {
 	// Only runs whose meta names this task.
 	TaskId string `protobuf:"bytes,4,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
 	// Only runs forked from this run.
-	ParentRunId   string `protobuf:"bytes,5,opt,name=parent_run_id,json=parentRunId,proto3" json:"parent_run_id,omitempty"`
+	ParentRunId string `protobuf:"bytes,5,opt,name=parent_run_id,json=parentRunId,proto3" json:"parent_run_id,omitempty"`
+	// Only child runs spawned by this run.
+	SpawnedByRunId string `protobuf:"bytes,6,opt,name=spawned_by_run_id,json=spawnedByRunId,proto3" json:"spawned_by_run_id,omitempty"`
+	// Only this run and the runs spawned under it, at any depth.
+	RootRunId     string `protobuf:"bytes,7,opt,name=root_run_id,json=rootRunId,proto3" json:"root_run_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1507,6 +1531,20 @@ func (x *WatchRunsRequest) GetTaskId() string {
 func (x *WatchRunsRequest) GetParentRunId() string {
 	if x != nil {
 		return x.ParentRunId
+	}
+	return ""
+}
+
+func (x *WatchRunsRequest) GetSpawnedByRunId() string {
+	if x != nil {
+		return x.SpawnedByRunId
+	}
+	return ""
+}
+
+func (x *WatchRunsRequest) GetRootRunId() string {
+	if x != nil {
+		return x.RootRunId
 	}
 	return ""
 }
@@ -1806,8 +1844,13 @@ type DeleteRunRequest struct {
 	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	// The run's last seq as the caller last saw it (>= 1).
 	ExpectedLastSeq int64 `protobuf:"varint,2,opt,name=expected_last_seq,json=expectedLastSeq,proto3" json:"expected_last_seq,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Also delete every run spawned under this one (its children, theirs, ...),
+	// each at its last seq, children before their parents, so a deletion cut
+	// short never leaves a child without its parent. Without it, deleting a
+	// run that has children is INVALID_ARGUMENT naming them.
+	WithChildren  bool `protobuf:"varint,3,opt,name=with_children,json=withChildren,proto3" json:"with_children,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DeleteRunRequest) Reset() {
@@ -1852,6 +1895,13 @@ func (x *DeleteRunRequest) GetExpectedLastSeq() int64 {
 		return x.ExpectedLastSeq
 	}
 	return 0
+}
+
+func (x *DeleteRunRequest) GetWithChildren() bool {
+	if x != nil {
+		return x.WithChildren
+	}
+	return false
 }
 
 // Response of JournalService.DeleteRun.
@@ -1920,6 +1970,176 @@ func (x *DeleteRunResponse) GetErased() bool {
 	return false
 }
 
+// Request of JournalService.SpawnRun.
+type SpawnRunRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The parent run.
+	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// The parent's call to delegate; it must be in the parent's pending batch.
+	ToolUseId string `protobuf:"bytes,2,opt,name=tool_use_id,json=toolUseId,proto3" json:"tool_use_id,omitempty"`
+	// The child run's id (same grammar as a run id). Send the same id on a
+	// retry: a spawn is verified by it.
+	NewRunId string `protobuf:"bytes,3,opt,name=new_run_id,json=newRunId,proto3" json:"new_run_id,omitempty"`
+	// The child's meta, as an Append of its meta would send it: format version
+	// 2 or later, fingerprint, prompt, interactive, labels. `run_id` may be
+	// empty (it is `new_run_id`); `created_at` is set by the server when unset;
+	// `task_id`, `forked_from` and `spawned_by` must be empty (the task is the
+	// root's; the server writes `spawned_by`).
+	Meta *Meta `protobuf:"bytes,4,opt,name=meta,proto3" json:"meta,omitempty"`
+	// Why the call was delegated, for people (the deferral's reason).
+	Reason        string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SpawnRunRequest) Reset() {
+	*x = SpawnRunRequest{}
+	mi := &file_runjournal_v1_journal_service_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SpawnRunRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SpawnRunRequest) ProtoMessage() {}
+
+func (x *SpawnRunRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_runjournal_v1_journal_service_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SpawnRunRequest.ProtoReflect.Descriptor instead.
+func (*SpawnRunRequest) Descriptor() ([]byte, []int) {
+	return file_runjournal_v1_journal_service_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *SpawnRunRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *SpawnRunRequest) GetToolUseId() string {
+	if x != nil {
+		return x.ToolUseId
+	}
+	return ""
+}
+
+func (x *SpawnRunRequest) GetNewRunId() string {
+	if x != nil {
+		return x.NewRunId
+	}
+	return ""
+}
+
+func (x *SpawnRunRequest) GetMeta() *Meta {
+	if x != nil {
+		return x.Meta
+	}
+	return nil
+}
+
+func (x *SpawnRunRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// Response of JournalService.SpawnRun.
+type SpawnRunResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The child run's id.
+	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// The child's last seq now (1 right after it was created).
+	LastSeq int64 `protobuf:"varint,2,opt,name=last_seq,json=lastSeq,proto3" json:"last_seq,omitempty"`
+	// The child's meta link, as stored.
+	SpawnedBy *SpawnOrigin `protobuf:"bytes,3,opt,name=spawned_by,json=spawnedBy,proto3" json:"spawned_by,omitempty"`
+	// The seq of the parent's deferral naming the child.
+	DeferralSeq int64 `protobuf:"varint,4,opt,name=deferral_seq,json=deferralSeq,proto3" json:"deferral_seq,omitempty"`
+	// True when the call had been delegated to this child already (a retry):
+	// nothing new was written but what a cut-short spawn had left to do.
+	Duplicate     bool `protobuf:"varint,5,opt,name=duplicate,proto3" json:"duplicate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SpawnRunResponse) Reset() {
+	*x = SpawnRunResponse{}
+	mi := &file_runjournal_v1_journal_service_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SpawnRunResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SpawnRunResponse) ProtoMessage() {}
+
+func (x *SpawnRunResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_runjournal_v1_journal_service_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SpawnRunResponse.ProtoReflect.Descriptor instead.
+func (*SpawnRunResponse) Descriptor() ([]byte, []int) {
+	return file_runjournal_v1_journal_service_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *SpawnRunResponse) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *SpawnRunResponse) GetLastSeq() int64 {
+	if x != nil {
+		return x.LastSeq
+	}
+	return 0
+}
+
+func (x *SpawnRunResponse) GetSpawnedBy() *SpawnOrigin {
+	if x != nil {
+		return x.SpawnedBy
+	}
+	return nil
+}
+
+func (x *SpawnRunResponse) GetDeferralSeq() int64 {
+	if x != nil {
+		return x.DeferralSeq
+	}
+	return 0
+}
+
+func (x *SpawnRunResponse) GetDuplicate() bool {
+	if x != nil {
+		return x.Duplicate
+	}
+	return false
+}
+
 var File_runjournal_v1_journal_service_proto protoreflect.FileDescriptor
 
 const file_runjournal_v1_journal_service_proto_rawDesc = "" +
@@ -1983,7 +2203,7 @@ const file_runjournal_v1_journal_service_proto_rawDesc = "" +
 	"\bapprover\x18\x04 \x01(\tR\bapprover\x12\x16\n" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\"#\n" +
 	"\x0fApproveResponse\x12\x10\n" +
-	"\x03seq\x18\x01 \x01(\x03R\x03seq\"\xac\x03\n" +
+	"\x03seq\x18\x01 \x01(\x03R\x03seq\"\xf7\x03\n" +
 	"\x0fListRunsRequest\x12\x1b\n" +
 	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
@@ -1993,7 +2213,10 @@ const file_runjournal_v1_journal_service_proto_rawDesc = "" +
 	"\x12waiting_for_person\x18\x05 \x01(\bR\x10waitingForPerson\x12\x17\n" +
 	"\atask_id\x18\x06 \x01(\tR\x06taskId\x12\"\n" +
 	"\rparent_run_id\x18\a \x01(\tR\vparentRunId\x12A\n" +
-	"\x0estopped_before\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\rstoppedBefore\x1a9\n" +
+	"\x0estopped_before\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\rstoppedBefore\x12)\n" +
+	"\x11spawned_by_run_id\x18\t \x01(\tR\x0espawnedByRunId\x12\x1e\n" +
+	"\vroot_run_id\x18\n" +
+	" \x01(\tR\trootRunId\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"i\n" +
@@ -2016,13 +2239,15 @@ const file_runjournal_v1_journal_service_proto_rawDesc = "" +
 	"\tcaught_up\x18\x02 \x01(\v2\x17.runjournal.v1.CaughtUpH\x00R\bcaughtUpB\a\n" +
 	"\x05event\"%\n" +
 	"\bCaughtUp\x12\x19\n" +
-	"\bhead_seq\x18\x01 \x01(\x03R\aheadSeq\"\xaf\x02\n" +
+	"\bhead_seq\x18\x01 \x01(\x03R\aheadSeq\"\xfa\x02\n" +
 	"\x10WatchRunsRequest\x120\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x18.runjournal.v1.RunStatusR\x06status\x12C\n" +
 	"\x06labels\x18\x02 \x03(\v2+.runjournal.v1.WatchRunsRequest.LabelsEntryR\x06labels\x12,\n" +
 	"\x12waiting_for_person\x18\x03 \x01(\bR\x10waitingForPerson\x12\x17\n" +
 	"\atask_id\x18\x04 \x01(\tR\x06taskId\x12\"\n" +
-	"\rparent_run_id\x18\x05 \x01(\tR\vparentRunId\x1a9\n" +
+	"\rparent_run_id\x18\x05 \x01(\tR\vparentRunId\x12)\n" +
+	"\x11spawned_by_run_id\x18\x06 \x01(\tR\x0espawnedByRunId\x12\x1e\n" +
+	"\vroot_run_id\x18\a \x01(\tR\trootRunId\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb1\x01\n" +
@@ -2043,14 +2268,29 @@ const file_runjournal_v1_journal_service_proto_rawDesc = "" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x19\n" +
 	"\blast_seq\x18\x02 \x01(\x03R\alastSeq\x12:\n" +
 	"\vforked_from\x18\x03 \x01(\v2\x19.runjournal.v1.ForkOriginR\n" +
-	"forkedFrom\"U\n" +
+	"forkedFrom\"z\n" +
 	"\x10DeleteRunRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12*\n" +
-	"\x11expected_last_seq\x18\x02 \x01(\x03R\x0fexpectedLastSeq\"`\n" +
+	"\x11expected_last_seq\x18\x02 \x01(\x03R\x0fexpectedLastSeq\x12#\n" +
+	"\rwith_children\x18\x03 \x01(\bR\fwithChildren\"`\n" +
 	"\x11DeleteRunResponse\x12\x19\n" +
 	"\blast_seq\x18\x01 \x01(\x03R\alastSeq\x12\x18\n" +
 	"\adeleted\x18\x02 \x01(\bR\adeleted\x12\x16\n" +
-	"\x06erased\x18\x03 \x01(\bR\x06erased2\x85\a\n" +
+	"\x06erased\x18\x03 \x01(\bR\x06erased\"\xa7\x01\n" +
+	"\x0fSpawnRunRequest\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1e\n" +
+	"\vtool_use_id\x18\x02 \x01(\tR\ttoolUseId\x12\x1c\n" +
+	"\n" +
+	"new_run_id\x18\x03 \x01(\tR\bnewRunId\x12'\n" +
+	"\x04meta\x18\x04 \x01(\v2\x13.runjournal.v1.MetaR\x04meta\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\"\xc0\x01\n" +
+	"\x10SpawnRunResponse\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x19\n" +
+	"\blast_seq\x18\x02 \x01(\x03R\alastSeq\x129\n" +
+	"\n" +
+	"spawned_by\x18\x03 \x01(\v2\x1a.runjournal.v1.SpawnOriginR\tspawnedBy\x12!\n" +
+	"\fdeferral_seq\x18\x04 \x01(\x03R\vdeferralSeq\x12\x1c\n" +
+	"\tduplicate\x18\x05 \x01(\bR\tduplicate2\xd2\a\n" +
 	"\x0eJournalService\x12E\n" +
 	"\x06Append\x12\x1c.runjournal.v1.AppendRequest\x1a\x1d.runjournal.v1.AppendResponse\x12T\n" +
 	"\vAppendBatch\x12!.runjournal.v1.AppendBatchRequest\x1a\".runjournal.v1.AppendBatchResponse\x12B\n" +
@@ -2063,7 +2303,8 @@ const file_runjournal_v1_journal_service_proto_rawDesc = "" +
 	"\x05Watch\x12\x1b.runjournal.v1.WatchRequest\x1a\x1c.runjournal.v1.WatchResponse0\x01\x12P\n" +
 	"\tWatchRuns\x12\x1f.runjournal.v1.WatchRunsRequest\x1a .runjournal.v1.WatchRunsResponse0\x01\x12H\n" +
 	"\aForkRun\x12\x1d.runjournal.v1.ForkRunRequest\x1a\x1e.runjournal.v1.ForkRunResponse\x12N\n" +
-	"\tDeleteRun\x12\x1f.runjournal.v1.DeleteRunRequest\x1a .runjournal.v1.DeleteRunResponseB\xb6\x01\n" +
+	"\tDeleteRun\x12\x1f.runjournal.v1.DeleteRunRequest\x1a .runjournal.v1.DeleteRunResponse\x12K\n" +
+	"\bSpawnRun\x12\x1e.runjournal.v1.SpawnRunRequest\x1a\x1f.runjournal.v1.SpawnRunResponseB\xb6\x01\n" +
 	"\x11com.runjournal.v1B\x13JournalServiceProtoP\x01Z7runjournal.dev/client/go/gen/runjournal/v1;runjournalv1\xa2\x02\x03RXX\xaa\x02\rRunjournal.V1\xca\x02\rRunjournal\\V1\xe2\x02\x19Runjournal\\V1\\GPBMetadata\xea\x02\x0eRunjournal::V1b\x06proto3"
 
 var (
@@ -2078,7 +2319,7 @@ func file_runjournal_v1_journal_service_proto_rawDescGZIP() []byte {
 	return file_runjournal_v1_journal_service_proto_rawDescData
 }
 
-var file_runjournal_v1_journal_service_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_runjournal_v1_journal_service_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_runjournal_v1_journal_service_proto_goTypes = []any{
 	(*AppendRequest)(nil),         // 0: runjournal.v1.AppendRequest
 	(*AppendResponse)(nil),        // 1: runjournal.v1.AppendResponse
@@ -2106,70 +2347,78 @@ var file_runjournal_v1_journal_service_proto_goTypes = []any{
 	(*ForkRunResponse)(nil),       // 23: runjournal.v1.ForkRunResponse
 	(*DeleteRunRequest)(nil),      // 24: runjournal.v1.DeleteRunRequest
 	(*DeleteRunResponse)(nil),     // 25: runjournal.v1.DeleteRunResponse
-	nil,                           // 26: runjournal.v1.ListRunsRequest.LabelsEntry
-	nil,                           // 27: runjournal.v1.WatchRunsRequest.LabelsEntry
-	(*JournalRecord)(nil),         // 28: runjournal.v1.JournalRecord
-	(*Fingerprint)(nil),           // 29: runjournal.v1.Fingerprint
-	(*RunState)(nil),              // 30: runjournal.v1.RunState
-	(*GateReport)(nil),            // 31: runjournal.v1.GateReport
-	(*ContentBlock)(nil),          // 32: runjournal.v1.ContentBlock
-	(Decision)(0),                 // 33: runjournal.v1.Decision
-	(RunStatus)(0),                // 34: runjournal.v1.RunStatus
-	(*timestamppb.Timestamp)(nil), // 35: google.protobuf.Timestamp
-	(*RunSummary)(nil),            // 36: runjournal.v1.RunSummary
-	(*ForkOrigin)(nil),            // 37: runjournal.v1.ForkOrigin
+	(*SpawnRunRequest)(nil),       // 26: runjournal.v1.SpawnRunRequest
+	(*SpawnRunResponse)(nil),      // 27: runjournal.v1.SpawnRunResponse
+	nil,                           // 28: runjournal.v1.ListRunsRequest.LabelsEntry
+	nil,                           // 29: runjournal.v1.WatchRunsRequest.LabelsEntry
+	(*JournalRecord)(nil),         // 30: runjournal.v1.JournalRecord
+	(*Fingerprint)(nil),           // 31: runjournal.v1.Fingerprint
+	(*RunState)(nil),              // 32: runjournal.v1.RunState
+	(*GateReport)(nil),            // 33: runjournal.v1.GateReport
+	(*ContentBlock)(nil),          // 34: runjournal.v1.ContentBlock
+	(Decision)(0),                 // 35: runjournal.v1.Decision
+	(RunStatus)(0),                // 36: runjournal.v1.RunStatus
+	(*timestamppb.Timestamp)(nil), // 37: google.protobuf.Timestamp
+	(*RunSummary)(nil),            // 38: runjournal.v1.RunSummary
+	(*ForkOrigin)(nil),            // 39: runjournal.v1.ForkOrigin
+	(*Meta)(nil),                  // 40: runjournal.v1.Meta
+	(*SpawnOrigin)(nil),           // 41: runjournal.v1.SpawnOrigin
 }
 var file_runjournal_v1_journal_service_proto_depIdxs = []int32{
-	28, // 0: runjournal.v1.AppendRequest.record:type_name -> runjournal.v1.JournalRecord
-	28, // 1: runjournal.v1.AppendBatchRequest.records:type_name -> runjournal.v1.JournalRecord
-	29, // 2: runjournal.v1.ClaimRequest.fingerprint:type_name -> runjournal.v1.Fingerprint
-	30, // 3: runjournal.v1.ClaimResponse.state:type_name -> runjournal.v1.RunState
-	31, // 4: runjournal.v1.ClaimResponse.gate:type_name -> runjournal.v1.GateReport
-	30, // 5: runjournal.v1.FoldResponse.state:type_name -> runjournal.v1.RunState
-	32, // 6: runjournal.v1.AnswerRequest.content:type_name -> runjournal.v1.ContentBlock
-	33, // 7: runjournal.v1.ApproveRequest.decision:type_name -> runjournal.v1.Decision
-	34, // 8: runjournal.v1.ListRunsRequest.status:type_name -> runjournal.v1.RunStatus
-	26, // 9: runjournal.v1.ListRunsRequest.labels:type_name -> runjournal.v1.ListRunsRequest.LabelsEntry
-	35, // 10: runjournal.v1.ListRunsRequest.stopped_before:type_name -> google.protobuf.Timestamp
-	36, // 11: runjournal.v1.ListRunsResponse.runs:type_name -> runjournal.v1.RunSummary
-	28, // 12: runjournal.v1.ReadResponse.record:type_name -> runjournal.v1.JournalRecord
+	30, // 0: runjournal.v1.AppendRequest.record:type_name -> runjournal.v1.JournalRecord
+	30, // 1: runjournal.v1.AppendBatchRequest.records:type_name -> runjournal.v1.JournalRecord
+	31, // 2: runjournal.v1.ClaimRequest.fingerprint:type_name -> runjournal.v1.Fingerprint
+	32, // 3: runjournal.v1.ClaimResponse.state:type_name -> runjournal.v1.RunState
+	33, // 4: runjournal.v1.ClaimResponse.gate:type_name -> runjournal.v1.GateReport
+	32, // 5: runjournal.v1.FoldResponse.state:type_name -> runjournal.v1.RunState
+	34, // 6: runjournal.v1.AnswerRequest.content:type_name -> runjournal.v1.ContentBlock
+	35, // 7: runjournal.v1.ApproveRequest.decision:type_name -> runjournal.v1.Decision
+	36, // 8: runjournal.v1.ListRunsRequest.status:type_name -> runjournal.v1.RunStatus
+	28, // 9: runjournal.v1.ListRunsRequest.labels:type_name -> runjournal.v1.ListRunsRequest.LabelsEntry
+	37, // 10: runjournal.v1.ListRunsRequest.stopped_before:type_name -> google.protobuf.Timestamp
+	38, // 11: runjournal.v1.ListRunsResponse.runs:type_name -> runjournal.v1.RunSummary
+	30, // 12: runjournal.v1.ReadResponse.record:type_name -> runjournal.v1.JournalRecord
 	15, // 13: runjournal.v1.WatchResponse.record:type_name -> runjournal.v1.ReadResponse
 	18, // 14: runjournal.v1.WatchResponse.caught_up:type_name -> runjournal.v1.CaughtUp
-	34, // 15: runjournal.v1.WatchRunsRequest.status:type_name -> runjournal.v1.RunStatus
-	27, // 16: runjournal.v1.WatchRunsRequest.labels:type_name -> runjournal.v1.WatchRunsRequest.LabelsEntry
-	36, // 17: runjournal.v1.WatchRunsResponse.run:type_name -> runjournal.v1.RunSummary
+	36, // 15: runjournal.v1.WatchRunsRequest.status:type_name -> runjournal.v1.RunStatus
+	29, // 16: runjournal.v1.WatchRunsRequest.labels:type_name -> runjournal.v1.WatchRunsRequest.LabelsEntry
+	38, // 17: runjournal.v1.WatchRunsResponse.run:type_name -> runjournal.v1.RunSummary
 	18, // 18: runjournal.v1.WatchRunsResponse.caught_up:type_name -> runjournal.v1.CaughtUp
 	21, // 19: runjournal.v1.WatchRunsResponse.left:type_name -> runjournal.v1.RunLeft
-	37, // 20: runjournal.v1.ForkRunResponse.forked_from:type_name -> runjournal.v1.ForkOrigin
-	0,  // 21: runjournal.v1.JournalService.Append:input_type -> runjournal.v1.AppendRequest
-	2,  // 22: runjournal.v1.JournalService.AppendBatch:input_type -> runjournal.v1.AppendBatchRequest
-	4,  // 23: runjournal.v1.JournalService.Claim:input_type -> runjournal.v1.ClaimRequest
-	6,  // 24: runjournal.v1.JournalService.Fold:input_type -> runjournal.v1.FoldRequest
-	8,  // 25: runjournal.v1.JournalService.Answer:input_type -> runjournal.v1.AnswerRequest
-	10, // 26: runjournal.v1.JournalService.Approve:input_type -> runjournal.v1.ApproveRequest
-	12, // 27: runjournal.v1.JournalService.ListRuns:input_type -> runjournal.v1.ListRunsRequest
-	14, // 28: runjournal.v1.JournalService.Read:input_type -> runjournal.v1.ReadRequest
-	16, // 29: runjournal.v1.JournalService.Watch:input_type -> runjournal.v1.WatchRequest
-	19, // 30: runjournal.v1.JournalService.WatchRuns:input_type -> runjournal.v1.WatchRunsRequest
-	22, // 31: runjournal.v1.JournalService.ForkRun:input_type -> runjournal.v1.ForkRunRequest
-	24, // 32: runjournal.v1.JournalService.DeleteRun:input_type -> runjournal.v1.DeleteRunRequest
-	1,  // 33: runjournal.v1.JournalService.Append:output_type -> runjournal.v1.AppendResponse
-	3,  // 34: runjournal.v1.JournalService.AppendBatch:output_type -> runjournal.v1.AppendBatchResponse
-	5,  // 35: runjournal.v1.JournalService.Claim:output_type -> runjournal.v1.ClaimResponse
-	7,  // 36: runjournal.v1.JournalService.Fold:output_type -> runjournal.v1.FoldResponse
-	9,  // 37: runjournal.v1.JournalService.Answer:output_type -> runjournal.v1.AnswerResponse
-	11, // 38: runjournal.v1.JournalService.Approve:output_type -> runjournal.v1.ApproveResponse
-	13, // 39: runjournal.v1.JournalService.ListRuns:output_type -> runjournal.v1.ListRunsResponse
-	15, // 40: runjournal.v1.JournalService.Read:output_type -> runjournal.v1.ReadResponse
-	17, // 41: runjournal.v1.JournalService.Watch:output_type -> runjournal.v1.WatchResponse
-	20, // 42: runjournal.v1.JournalService.WatchRuns:output_type -> runjournal.v1.WatchRunsResponse
-	23, // 43: runjournal.v1.JournalService.ForkRun:output_type -> runjournal.v1.ForkRunResponse
-	25, // 44: runjournal.v1.JournalService.DeleteRun:output_type -> runjournal.v1.DeleteRunResponse
-	33, // [33:45] is the sub-list for method output_type
-	21, // [21:33] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	39, // 20: runjournal.v1.ForkRunResponse.forked_from:type_name -> runjournal.v1.ForkOrigin
+	40, // 21: runjournal.v1.SpawnRunRequest.meta:type_name -> runjournal.v1.Meta
+	41, // 22: runjournal.v1.SpawnRunResponse.spawned_by:type_name -> runjournal.v1.SpawnOrigin
+	0,  // 23: runjournal.v1.JournalService.Append:input_type -> runjournal.v1.AppendRequest
+	2,  // 24: runjournal.v1.JournalService.AppendBatch:input_type -> runjournal.v1.AppendBatchRequest
+	4,  // 25: runjournal.v1.JournalService.Claim:input_type -> runjournal.v1.ClaimRequest
+	6,  // 26: runjournal.v1.JournalService.Fold:input_type -> runjournal.v1.FoldRequest
+	8,  // 27: runjournal.v1.JournalService.Answer:input_type -> runjournal.v1.AnswerRequest
+	10, // 28: runjournal.v1.JournalService.Approve:input_type -> runjournal.v1.ApproveRequest
+	12, // 29: runjournal.v1.JournalService.ListRuns:input_type -> runjournal.v1.ListRunsRequest
+	14, // 30: runjournal.v1.JournalService.Read:input_type -> runjournal.v1.ReadRequest
+	16, // 31: runjournal.v1.JournalService.Watch:input_type -> runjournal.v1.WatchRequest
+	19, // 32: runjournal.v1.JournalService.WatchRuns:input_type -> runjournal.v1.WatchRunsRequest
+	22, // 33: runjournal.v1.JournalService.ForkRun:input_type -> runjournal.v1.ForkRunRequest
+	24, // 34: runjournal.v1.JournalService.DeleteRun:input_type -> runjournal.v1.DeleteRunRequest
+	26, // 35: runjournal.v1.JournalService.SpawnRun:input_type -> runjournal.v1.SpawnRunRequest
+	1,  // 36: runjournal.v1.JournalService.Append:output_type -> runjournal.v1.AppendResponse
+	3,  // 37: runjournal.v1.JournalService.AppendBatch:output_type -> runjournal.v1.AppendBatchResponse
+	5,  // 38: runjournal.v1.JournalService.Claim:output_type -> runjournal.v1.ClaimResponse
+	7,  // 39: runjournal.v1.JournalService.Fold:output_type -> runjournal.v1.FoldResponse
+	9,  // 40: runjournal.v1.JournalService.Answer:output_type -> runjournal.v1.AnswerResponse
+	11, // 41: runjournal.v1.JournalService.Approve:output_type -> runjournal.v1.ApproveResponse
+	13, // 42: runjournal.v1.JournalService.ListRuns:output_type -> runjournal.v1.ListRunsResponse
+	15, // 43: runjournal.v1.JournalService.Read:output_type -> runjournal.v1.ReadResponse
+	17, // 44: runjournal.v1.JournalService.Watch:output_type -> runjournal.v1.WatchResponse
+	20, // 45: runjournal.v1.JournalService.WatchRuns:output_type -> runjournal.v1.WatchRunsResponse
+	23, // 46: runjournal.v1.JournalService.ForkRun:output_type -> runjournal.v1.ForkRunResponse
+	25, // 47: runjournal.v1.JournalService.DeleteRun:output_type -> runjournal.v1.DeleteRunResponse
+	27, // 48: runjournal.v1.JournalService.SpawnRun:output_type -> runjournal.v1.SpawnRunResponse
+	36, // [36:49] is the sub-list for method output_type
+	23, // [23:36] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_runjournal_v1_journal_service_proto_init() }
@@ -2194,7 +2443,7 @@ func file_runjournal_v1_journal_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_runjournal_v1_journal_service_proto_rawDesc), len(file_runjournal_v1_journal_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   28,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -114,6 +114,7 @@ const (
 	JournalService_WatchRuns_FullMethodName   = "/runjournal.v1.JournalService/WatchRuns"
 	JournalService_ForkRun_FullMethodName     = "/runjournal.v1.JournalService/ForkRun"
 	JournalService_DeleteRun_FullMethodName   = "/runjournal.v1.JournalService/DeleteRun"
+	JournalService_SpawnRun_FullMethodName    = "/runjournal.v1.JournalService/SpawnRun"
 )
 
 // JournalServiceClient is the client API for JournalService service.
@@ -283,6 +284,36 @@ type JournalServiceClient interface {
 	// Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND,
 	// LAST_SEQ_MISMATCH, RUN_LOCKED, STORAGE_FULL, STORAGE_UNAVAILABLE.
 	DeleteRun(ctx context.Context, in *DeleteRunRequest, opts ...grpc.CallOption) (*DeleteRunResponse, error)
+	// Delegates a call of a run's pending batch to a new child run. Order:
+	// validate (the call is in the parent's open turn with no result and no
+	// deferral to anyone else; the parent is of journal format 2; the child's
+	// meta passes its schema) before anything is written; then write one
+	// `deferral` in the parent naming the child (`child_run_id`), so the call
+	// shows WAITING_FOR_CHILD and a second spawn for it can only name the same
+	// child; then create the child from `meta` with `spawned_by` set by the
+	// server (the parent, the call, the seq of its assistant record and the
+	// tree's root). The child's claim token is 1, the spawner's, until a worker
+	// claims it. Spawning again for the same call with the same child and meta
+	// is a verified duplicate (`duplicate` true; it also finishes a spawn a
+	// crash cut short after the deferral); another child id is INVALID_ARGUMENT
+	// naming `new_run_id` and the child already spawned. Needs no claim token
+	// on the parent; with token auth on it needs the `worker` scope, and both
+	// run ids must be within the token's prefixes.
+	//
+	// When the child stops (a terminal record other than `suspended`), the
+	// server writes exactly one `tool_result` for the call in the parent
+	// (remote, `answered_by_run_id` the child): the text of the child's last
+	// assistant message, or an error result naming the terminal reason and
+	// message. It is written once whatever fails in between: a server that died
+	// after the child's terminal finishes it at its next start. A call a
+	// person answered first keeps that answer; the child's outcome is then
+	// recorded as a `note` on the child only.
+	//
+	// Errors: INVALID_ARGUMENT, RUN_NOT_FOUND (the parent), RUN_DELETED,
+	// RUN_EXISTS (`new_run_id` is another run), ALREADY_ANSWERED,
+	// CALL_NOT_PENDING, INVALID_RECORD (the child's meta), RUN_LOCKED,
+	// CORRUPT_JOURNAL, VERSION_MISMATCH, STORAGE_FULL, STORAGE_UNAVAILABLE.
+	SpawnRun(ctx context.Context, in *SpawnRunRequest, opts ...grpc.CallOption) (*SpawnRunResponse, error)
 }
 
 type journalServiceClient struct {
@@ -434,6 +465,16 @@ func (c *journalServiceClient) DeleteRun(ctx context.Context, in *DeleteRunReque
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(DeleteRunResponse)
 	err := c.cc.Invoke(ctx, JournalService_DeleteRun_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *journalServiceClient) SpawnRun(ctx context.Context, in *SpawnRunRequest, opts ...grpc.CallOption) (*SpawnRunResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SpawnRunResponse)
+	err := c.cc.Invoke(ctx, JournalService_SpawnRun_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -607,6 +648,36 @@ type JournalServiceServer interface {
 	// Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND,
 	// LAST_SEQ_MISMATCH, RUN_LOCKED, STORAGE_FULL, STORAGE_UNAVAILABLE.
 	DeleteRun(context.Context, *DeleteRunRequest) (*DeleteRunResponse, error)
+	// Delegates a call of a run's pending batch to a new child run. Order:
+	// validate (the call is in the parent's open turn with no result and no
+	// deferral to anyone else; the parent is of journal format 2; the child's
+	// meta passes its schema) before anything is written; then write one
+	// `deferral` in the parent naming the child (`child_run_id`), so the call
+	// shows WAITING_FOR_CHILD and a second spawn for it can only name the same
+	// child; then create the child from `meta` with `spawned_by` set by the
+	// server (the parent, the call, the seq of its assistant record and the
+	// tree's root). The child's claim token is 1, the spawner's, until a worker
+	// claims it. Spawning again for the same call with the same child and meta
+	// is a verified duplicate (`duplicate` true; it also finishes a spawn a
+	// crash cut short after the deferral); another child id is INVALID_ARGUMENT
+	// naming `new_run_id` and the child already spawned. Needs no claim token
+	// on the parent; with token auth on it needs the `worker` scope, and both
+	// run ids must be within the token's prefixes.
+	//
+	// When the child stops (a terminal record other than `suspended`), the
+	// server writes exactly one `tool_result` for the call in the parent
+	// (remote, `answered_by_run_id` the child): the text of the child's last
+	// assistant message, or an error result naming the terminal reason and
+	// message. It is written once whatever fails in between: a server that died
+	// after the child's terminal finishes it at its next start. A call a
+	// person answered first keeps that answer; the child's outcome is then
+	// recorded as a `note` on the child only.
+	//
+	// Errors: INVALID_ARGUMENT, RUN_NOT_FOUND (the parent), RUN_DELETED,
+	// RUN_EXISTS (`new_run_id` is another run), ALREADY_ANSWERED,
+	// CALL_NOT_PENDING, INVALID_RECORD (the child's meta), RUN_LOCKED,
+	// CORRUPT_JOURNAL, VERSION_MISMATCH, STORAGE_FULL, STORAGE_UNAVAILABLE.
+	SpawnRun(context.Context, *SpawnRunRequest) (*SpawnRunResponse, error)
 	mustEmbedUnimplementedJournalServiceServer()
 }
 
@@ -652,6 +723,9 @@ func (UnimplementedJournalServiceServer) ForkRun(context.Context, *ForkRunReques
 }
 func (UnimplementedJournalServiceServer) DeleteRun(context.Context, *DeleteRunRequest) (*DeleteRunResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteRun not implemented")
+}
+func (UnimplementedJournalServiceServer) SpawnRun(context.Context, *SpawnRunRequest) (*SpawnRunResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SpawnRun not implemented")
 }
 func (UnimplementedJournalServiceServer) mustEmbedUnimplementedJournalServiceServer() {}
 func (UnimplementedJournalServiceServer) testEmbeddedByValue()                        {}
@@ -869,6 +943,24 @@ func _JournalService_DeleteRun_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _JournalService_SpawnRun_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SpawnRunRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JournalServiceServer).SpawnRun(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JournalService_SpawnRun_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JournalServiceServer).SpawnRun(ctx, req.(*SpawnRunRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // JournalService_ServiceDesc is the grpc.ServiceDesc for JournalService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -911,6 +1003,10 @@ var JournalService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteRun",
 			Handler:    _JournalService_DeleteRun_Handler,
+		},
+		{
+			MethodName: "SpawnRun",
+			Handler:    _JournalService_SpawnRun_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

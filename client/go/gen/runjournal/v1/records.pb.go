@@ -1273,7 +1273,14 @@ type Meta struct {
 	TaskId string `protobuf:"bytes,8,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
 	// Set only on a run made by JournalService.ForkRun: where it branched off.
 	// Only the server writes it: an appended meta carrying it is INVALID_RECORD.
-	ForkedFrom    *ForkOrigin `protobuf:"bytes,9,opt,name=forked_from,json=forkedFrom,proto3" json:"forked_from,omitempty"`
+	ForkedFrom *ForkOrigin `protobuf:"bytes,9,opt,name=forked_from,json=forkedFrom,proto3" json:"forked_from,omitempty"`
+	// Set only on a child run made by JournalService.SpawnRun: the parent call
+	// it answers. Only the server writes it (an appended meta carrying it is
+	// INVALID_RECORD). Journal format 2 and later: the server delivers the
+	// child's outcome to the parent and refuses to delete the parent alone
+	// because of it, so a reader that skipped it would decide both the other
+	// way; a format-1 run never holds it.
+	SpawnedBy     *SpawnOrigin `protobuf:"bytes,10,opt,name=spawned_by,json=spawnedBy,proto3" json:"spawned_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1371,6 +1378,88 @@ func (x *Meta) GetForkedFrom() *ForkOrigin {
 	return nil
 }
 
+func (x *Meta) GetSpawnedBy() *SpawnOrigin {
+	if x != nil {
+		return x.SpawnedBy
+	}
+	return nil
+}
+
+// The parent call a child run was spawned for (Meta.spawned_by).
+type SpawnOrigin struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The parent run's id.
+	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// The parent's tool call this child answers.
+	ToolUseId string `protobuf:"bytes,2,opt,name=tool_use_id,json=toolUseId,proto3" json:"tool_use_id,omitempty"`
+	// The seq of the parent's assistant record that asked for the call (an
+	// int32, as every number in a record payload is).
+	Seq int32 `protobuf:"varint,3,opt,name=seq,proto3" json:"seq,omitempty"`
+	// The first run of the tree: the parent's own root, or the parent when no
+	// run spawned it.
+	RootRunId     string `protobuf:"bytes,4,opt,name=root_run_id,json=rootRunId,proto3" json:"root_run_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SpawnOrigin) Reset() {
+	*x = SpawnOrigin{}
+	mi := &file_runjournal_v1_records_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SpawnOrigin) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SpawnOrigin) ProtoMessage() {}
+
+func (x *SpawnOrigin) ProtoReflect() protoreflect.Message {
+	mi := &file_runjournal_v1_records_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SpawnOrigin.ProtoReflect.Descriptor instead.
+func (*SpawnOrigin) Descriptor() ([]byte, []int) {
+	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *SpawnOrigin) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *SpawnOrigin) GetToolUseId() string {
+	if x != nil {
+		return x.ToolUseId
+	}
+	return ""
+}
+
+func (x *SpawnOrigin) GetSeq() int32 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *SpawnOrigin) GetRootRunId() string {
+	if x != nil {
+		return x.RootRunId
+	}
+	return ""
+}
+
 // Where a forked run branched off its source run.
 type ForkOrigin struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1390,7 +1479,7 @@ type ForkOrigin struct {
 
 func (x *ForkOrigin) Reset() {
 	*x = ForkOrigin{}
-	mi := &file_runjournal_v1_records_proto_msgTypes[10]
+	mi := &file_runjournal_v1_records_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1402,7 +1491,7 @@ func (x *ForkOrigin) String() string {
 func (*ForkOrigin) ProtoMessage() {}
 
 func (x *ForkOrigin) ProtoReflect() protoreflect.Message {
-	mi := &file_runjournal_v1_records_proto_msgTypes[10]
+	mi := &file_runjournal_v1_records_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1415,7 +1504,7 @@ func (x *ForkOrigin) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkOrigin.ProtoReflect.Descriptor instead.
 func (*ForkOrigin) Descriptor() ([]byte, []int) {
-	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{10}
+	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ForkOrigin) GetRunId() string {
@@ -1456,7 +1545,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_runjournal_v1_records_proto_msgTypes[11]
+	mi := &file_runjournal_v1_records_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1468,7 +1557,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_runjournal_v1_records_proto_msgTypes[11]
+	mi := &file_runjournal_v1_records_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1481,7 +1570,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{11}
+	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Usage) GetInputTokens() int32 {
@@ -1531,7 +1620,7 @@ type AssistantTurn struct {
 
 func (x *AssistantTurn) Reset() {
 	*x = AssistantTurn{}
-	mi := &file_runjournal_v1_records_proto_msgTypes[12]
+	mi := &file_runjournal_v1_records_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1543,7 +1632,7 @@ func (x *AssistantTurn) String() string {
 func (*AssistantTurn) ProtoMessage() {}
 
 func (x *AssistantTurn) ProtoReflect() protoreflect.Message {
-	mi := &file_runjournal_v1_records_proto_msgTypes[12]
+	mi := &file_runjournal_v1_records_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1556,7 +1645,7 @@ func (x *AssistantTurn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssistantTurn.ProtoReflect.Descriptor instead.
 func (*AssistantTurn) Descriptor() ([]byte, []int) {
-	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{12}
+	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *AssistantTurn) GetIteration() int32 {
@@ -1599,7 +1688,7 @@ type UserFollowUp struct {
 
 func (x *UserFollowUp) Reset() {
 	*x = UserFollowUp{}
-	mi := &file_runjournal_v1_records_proto_msgTypes[13]
+	mi := &file_runjournal_v1_records_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1611,7 +1700,7 @@ func (x *UserFollowUp) String() string {
 func (*UserFollowUp) ProtoMessage() {}
 
 func (x *UserFollowUp) ProtoReflect() protoreflect.Message {
-	mi := &file_runjournal_v1_records_proto_msgTypes[13]
+	mi := &file_runjournal_v1_records_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1624,7 +1713,7 @@ func (x *UserFollowUp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UserFollowUp.ProtoReflect.Descriptor instead.
 func (*UserFollowUp) Descriptor() ([]byte, []int) {
-	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{13}
+	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *UserFollowUp) GetContent() []*ContentBlock {
@@ -1653,14 +1742,19 @@ type ToolResult struct {
 	// authenticated answerer (auth off, or a result the worker wrote). With
 	// token auth on the server refuses an Append that sets it, so it is never
 	// a claim made by a writer.
-	AnsweredBy    string `protobuf:"bytes,5,opt,name=answered_by,json=answeredBy,proto3" json:"answered_by,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	AnsweredBy string `protobuf:"bytes,5,opt,name=answered_by,json=answeredBy,proto3" json:"answered_by,omitempty"`
+	// The child run whose outcome this result is (JournalService.SpawnRun):
+	// the child's final answer, or an error naming how it stopped. Only the
+	// server writes it, once per call (an appended result carrying it is
+	// INVALID_RECORD). Journal format 2 and later. Absent folds as "".
+	AnsweredByRunId string `protobuf:"bytes,6,opt,name=answered_by_run_id,json=answeredByRunId,proto3" json:"answered_by_run_id,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_runjournal_v1_records_proto_msgTypes[14]
+	mi := &file_runjournal_v1_records_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1672,7 +1766,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_runjournal_v1_records_proto_msgTypes[14]
+	mi := &file_runjournal_v1_records_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1685,7 +1779,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{14}
+	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ToolResult) GetToolUseId() string {
@@ -1723,6 +1817,13 @@ func (x *ToolResult) GetAnsweredBy() string {
 	return ""
 }
 
+func (x *ToolResult) GetAnsweredByRunId() string {
+	if x != nil {
+		return x.AnsweredByRunId
+	}
+	return ""
+}
+
 // Payload of `runjournal.v1.deferral`: a call of the open turn awaits an
 // answer from outside the worker. Never optional.
 type Deferral struct {
@@ -1738,13 +1839,19 @@ type Deferral struct {
 	// rather than for an answer. Absent folds as false: an ordinary deferral
 	// awaiting an answer.
 	NeedsApproval bool `protobuf:"varint,4,opt,name=needs_approval,json=needsApproval,proto3" json:"needs_approval,omitempty"`
+	// The child run the call was delegated to (JournalService.SpawnRun): the
+	// call waits for that run's outcome, which the server writes as its result
+	// once the child stops. Only the server writes it (an appended deferral
+	// carrying it is INVALID_RECORD). Journal format 2 and later. Absent folds
+	// as "": a deferral to a person or another system.
+	ChildRunId    string `protobuf:"bytes,5,opt,name=child_run_id,json=childRunId,proto3" json:"child_run_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Deferral) Reset() {
 	*x = Deferral{}
-	mi := &file_runjournal_v1_records_proto_msgTypes[15]
+	mi := &file_runjournal_v1_records_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1756,7 +1863,7 @@ func (x *Deferral) String() string {
 func (*Deferral) ProtoMessage() {}
 
 func (x *Deferral) ProtoReflect() protoreflect.Message {
-	mi := &file_runjournal_v1_records_proto_msgTypes[15]
+	mi := &file_runjournal_v1_records_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1769,7 +1876,7 @@ func (x *Deferral) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Deferral.ProtoReflect.Descriptor instead.
 func (*Deferral) Descriptor() ([]byte, []int) {
-	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{15}
+	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Deferral) GetToolUseId() string {
@@ -1800,6 +1907,13 @@ func (x *Deferral) GetNeedsApproval() bool {
 	return false
 }
 
+func (x *Deferral) GetChildRunId() string {
+	if x != nil {
+		return x.ChildRunId
+	}
+	return ""
+}
+
 // Payload of `runjournal.v1.approval`: a decision on a call of the open turn.
 // Spent once the call has its result.
 type Approval struct {
@@ -1821,7 +1935,7 @@ type Approval struct {
 
 func (x *Approval) Reset() {
 	*x = Approval{}
-	mi := &file_runjournal_v1_records_proto_msgTypes[16]
+	mi := &file_runjournal_v1_records_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1833,7 +1947,7 @@ func (x *Approval) String() string {
 func (*Approval) ProtoMessage() {}
 
 func (x *Approval) ProtoReflect() protoreflect.Message {
-	mi := &file_runjournal_v1_records_proto_msgTypes[16]
+	mi := &file_runjournal_v1_records_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1846,7 +1960,7 @@ func (x *Approval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Approval.ProtoReflect.Descriptor instead.
 func (*Approval) Descriptor() ([]byte, []int) {
-	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{16}
+	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Approval) GetToolUseId() string {
@@ -1895,7 +2009,7 @@ type ClaimNotice struct {
 
 func (x *ClaimNotice) Reset() {
 	*x = ClaimNotice{}
-	mi := &file_runjournal_v1_records_proto_msgTypes[17]
+	mi := &file_runjournal_v1_records_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1907,7 +2021,7 @@ func (x *ClaimNotice) String() string {
 func (*ClaimNotice) ProtoMessage() {}
 
 func (x *ClaimNotice) ProtoReflect() protoreflect.Message {
-	mi := &file_runjournal_v1_records_proto_msgTypes[17]
+	mi := &file_runjournal_v1_records_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1920,7 +2034,7 @@ func (x *ClaimNotice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClaimNotice.ProtoReflect.Descriptor instead.
 func (*ClaimNotice) Descriptor() ([]byte, []int) {
-	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{17}
+	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ClaimNotice) GetWorkerId() string {
@@ -1965,7 +2079,7 @@ type Terminal struct {
 
 func (x *Terminal) Reset() {
 	*x = Terminal{}
-	mi := &file_runjournal_v1_records_proto_msgTypes[18]
+	mi := &file_runjournal_v1_records_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1977,7 +2091,7 @@ func (x *Terminal) String() string {
 func (*Terminal) ProtoMessage() {}
 
 func (x *Terminal) ProtoReflect() protoreflect.Message {
-	mi := &file_runjournal_v1_records_proto_msgTypes[18]
+	mi := &file_runjournal_v1_records_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1990,7 +2104,7 @@ func (x *Terminal) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Terminal.ProtoReflect.Descriptor instead.
 func (*Terminal) Descriptor() ([]byte, []int) {
-	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{18}
+	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Terminal) GetReason() TerminalReason {
@@ -2027,7 +2141,7 @@ type Reconfigure struct {
 
 func (x *Reconfigure) Reset() {
 	*x = Reconfigure{}
-	mi := &file_runjournal_v1_records_proto_msgTypes[19]
+	mi := &file_runjournal_v1_records_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2039,7 +2153,7 @@ func (x *Reconfigure) String() string {
 func (*Reconfigure) ProtoMessage() {}
 
 func (x *Reconfigure) ProtoReflect() protoreflect.Message {
-	mi := &file_runjournal_v1_records_proto_msgTypes[19]
+	mi := &file_runjournal_v1_records_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2052,7 +2166,7 @@ func (x *Reconfigure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reconfigure.ProtoReflect.Descriptor instead.
 func (*Reconfigure) Descriptor() ([]byte, []int) {
-	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{19}
+	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Reconfigure) GetFingerprint() *Fingerprint {
@@ -2083,7 +2197,7 @@ type Note struct {
 
 func (x *Note) Reset() {
 	*x = Note{}
-	mi := &file_runjournal_v1_records_proto_msgTypes[20]
+	mi := &file_runjournal_v1_records_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2095,7 +2209,7 @@ func (x *Note) String() string {
 func (*Note) ProtoMessage() {}
 
 func (x *Note) ProtoReflect() protoreflect.Message {
-	mi := &file_runjournal_v1_records_proto_msgTypes[20]
+	mi := &file_runjournal_v1_records_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2108,7 +2222,7 @@ func (x *Note) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Note.ProtoReflect.Descriptor instead.
 func (*Note) Descriptor() ([]byte, []int) {
-	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{20}
+	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Note) GetText() string {
@@ -2171,7 +2285,7 @@ type Compaction struct {
 
 func (x *Compaction) Reset() {
 	*x = Compaction{}
-	mi := &file_runjournal_v1_records_proto_msgTypes[21]
+	mi := &file_runjournal_v1_records_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2183,7 +2297,7 @@ func (x *Compaction) String() string {
 func (*Compaction) ProtoMessage() {}
 
 func (x *Compaction) ProtoReflect() protoreflect.Message {
-	mi := &file_runjournal_v1_records_proto_msgTypes[21]
+	mi := &file_runjournal_v1_records_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2196,7 +2310,7 @@ func (x *Compaction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Compaction.ProtoReflect.Descriptor instead.
 func (*Compaction) Descriptor() ([]byte, []int) {
-	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{21}
+	return file_runjournal_v1_records_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Compaction) GetUptoSeq() int32 {
@@ -2312,7 +2426,7 @@ const file_runjournal_v1_records_proto_rawDesc = "" +
 	"\ftools_sha256\x18\x05 \x01(\tR\vtoolsSha256\x12\x1d\n" +
 	"\n" +
 	"max_tokens\x18\x06 \x01(\x05R\tmaxTokens\x12%\n" +
-	"\x0emax_iterations\x18\a \x01(\x05R\rmaxIterations\"\xdd\x03\n" +
+	"\x0emax_iterations\x18\a \x01(\x05R\rmaxIterations\"\x98\x04\n" +
 	"\x04Meta\x12%\n" +
 	"\x0eformat_version\x18\x01 \x01(\x05R\rformatVersion\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x129\n" +
@@ -2324,10 +2438,18 @@ const file_runjournal_v1_records_proto_rawDesc = "" +
 	"\x06labels\x18\a \x03(\v2\x1f.runjournal.v1.Meta.LabelsEntryR\x06labels\x12\x17\n" +
 	"\atask_id\x18\b \x01(\tR\x06taskId\x12:\n" +
 	"\vforked_from\x18\t \x01(\v2\x19.runjournal.v1.ForkOriginR\n" +
-	"forkedFrom\x1a9\n" +
+	"forkedFrom\x129\n" +
+	"\n" +
+	"spawned_by\x18\n" +
+	" \x01(\v2\x1a.runjournal.v1.SpawnOriginR\tspawnedBy\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"Z\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"v\n" +
+	"\vSpawnOrigin\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1e\n" +
+	"\vtool_use_id\x18\x02 \x01(\tR\ttoolUseId\x12\x10\n" +
+	"\x03seq\x18\x03 \x01(\x05R\x03seq\x12\x1e\n" +
+	"\vroot_run_id\x18\x04 \x01(\tR\trootRunId\"Z\n" +
 	"\n" +
 	"ForkOrigin\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x10\n" +
@@ -2345,7 +2467,7 @@ const file_runjournal_v1_records_proto_rawDesc = "" +
 	"stopReason\x12*\n" +
 	"\x05usage\x18\x04 \x01(\v2\x14.runjournal.v1.UsageR\x05usage\"E\n" +
 	"\fUserFollowUp\x125\n" +
-	"\acontent\x18\x01 \x03(\v2\x1b.runjournal.v1.ContentBlockR\acontent\"\xb7\x01\n" +
+	"\acontent\x18\x01 \x03(\v2\x1b.runjournal.v1.ContentBlockR\acontent\"\xe4\x01\n" +
 	"\n" +
 	"ToolResult\x12\x1e\n" +
 	"\vtool_use_id\x18\x01 \x01(\tR\ttoolUseId\x125\n" +
@@ -2353,12 +2475,15 @@ const file_runjournal_v1_records_proto_rawDesc = "" +
 	"\bis_error\x18\x03 \x01(\bR\aisError\x12\x16\n" +
 	"\x06remote\x18\x04 \x01(\bR\x06remote\x12\x1f\n" +
 	"\vanswered_by\x18\x05 \x01(\tR\n" +
-	"answeredBy\"\x96\x01\n" +
+	"answeredBy\x12+\n" +
+	"\x12answered_by_run_id\x18\x06 \x01(\tR\x0fansweredByRunId\"\xb8\x01\n" +
 	"\bDeferral\x12\x1e\n" +
 	"\vtool_use_id\x18\x01 \x01(\tR\ttoolUseId\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12+\n" +
 	"\x11expected_answerer\x18\x03 \x01(\tR\x10expectedAnswerer\x12%\n" +
-	"\x0eneeds_approval\x18\x04 \x01(\bR\rneedsApproval\"\x93\x01\n" +
+	"\x0eneeds_approval\x18\x04 \x01(\bR\rneedsApproval\x12 \n" +
+	"\fchild_run_id\x18\x05 \x01(\tR\n" +
+	"childRunId\"\x93\x01\n" +
 	"\bApproval\x12\x1e\n" +
 	"\vtool_use_id\x18\x01 \x01(\tR\ttoolUseId\x123\n" +
 	"\bdecision\x18\x02 \x01(\x0e2\x17.runjournal.v1.DecisionR\bdecision\x12\x1a\n" +
@@ -2434,7 +2559,7 @@ func file_runjournal_v1_records_proto_rawDescGZIP() []byte {
 }
 
 var file_runjournal_v1_records_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_runjournal_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_runjournal_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_runjournal_v1_records_proto_goTypes = []any{
 	(Role)(0),                     // 0: runjournal.v1.Role
 	(StopReason)(0),               // 1: runjournal.v1.StopReason
@@ -2451,33 +2576,34 @@ var file_runjournal_v1_records_proto_goTypes = []any{
 	(*OpaqueBlock)(nil),           // 12: runjournal.v1.OpaqueBlock
 	(*Fingerprint)(nil),           // 13: runjournal.v1.Fingerprint
 	(*Meta)(nil),                  // 14: runjournal.v1.Meta
-	(*ForkOrigin)(nil),            // 15: runjournal.v1.ForkOrigin
-	(*Usage)(nil),                 // 16: runjournal.v1.Usage
-	(*AssistantTurn)(nil),         // 17: runjournal.v1.AssistantTurn
-	(*UserFollowUp)(nil),          // 18: runjournal.v1.UserFollowUp
-	(*ToolResult)(nil),            // 19: runjournal.v1.ToolResult
-	(*Deferral)(nil),              // 20: runjournal.v1.Deferral
-	(*Approval)(nil),              // 21: runjournal.v1.Approval
-	(*ClaimNotice)(nil),           // 22: runjournal.v1.ClaimNotice
-	(*Terminal)(nil),              // 23: runjournal.v1.Terminal
-	(*Reconfigure)(nil),           // 24: runjournal.v1.Reconfigure
-	(*Note)(nil),                  // 25: runjournal.v1.Note
-	(*Compaction)(nil),            // 26: runjournal.v1.Compaction
-	nil,                           // 27: runjournal.v1.Meta.LabelsEntry
-	(*timestamppb.Timestamp)(nil), // 28: google.protobuf.Timestamp
+	(*SpawnOrigin)(nil),           // 15: runjournal.v1.SpawnOrigin
+	(*ForkOrigin)(nil),            // 16: runjournal.v1.ForkOrigin
+	(*Usage)(nil),                 // 17: runjournal.v1.Usage
+	(*AssistantTurn)(nil),         // 18: runjournal.v1.AssistantTurn
+	(*UserFollowUp)(nil),          // 19: runjournal.v1.UserFollowUp
+	(*ToolResult)(nil),            // 20: runjournal.v1.ToolResult
+	(*Deferral)(nil),              // 21: runjournal.v1.Deferral
+	(*Approval)(nil),              // 22: runjournal.v1.Approval
+	(*ClaimNotice)(nil),           // 23: runjournal.v1.ClaimNotice
+	(*Terminal)(nil),              // 24: runjournal.v1.Terminal
+	(*Reconfigure)(nil),           // 25: runjournal.v1.Reconfigure
+	(*Note)(nil),                  // 26: runjournal.v1.Note
+	(*Compaction)(nil),            // 27: runjournal.v1.Compaction
+	nil,                           // 28: runjournal.v1.Meta.LabelsEntry
+	(*timestamppb.Timestamp)(nil), // 29: google.protobuf.Timestamp
 }
 var file_runjournal_v1_records_proto_depIdxs = []int32{
 	14, // 0: runjournal.v1.JournalRecord.meta:type_name -> runjournal.v1.Meta
-	17, // 1: runjournal.v1.JournalRecord.assistant:type_name -> runjournal.v1.AssistantTurn
-	18, // 2: runjournal.v1.JournalRecord.user:type_name -> runjournal.v1.UserFollowUp
-	19, // 3: runjournal.v1.JournalRecord.tool_result:type_name -> runjournal.v1.ToolResult
-	20, // 4: runjournal.v1.JournalRecord.deferral:type_name -> runjournal.v1.Deferral
-	21, // 5: runjournal.v1.JournalRecord.approval:type_name -> runjournal.v1.Approval
-	22, // 6: runjournal.v1.JournalRecord.claim:type_name -> runjournal.v1.ClaimNotice
-	23, // 7: runjournal.v1.JournalRecord.terminal:type_name -> runjournal.v1.Terminal
-	24, // 8: runjournal.v1.JournalRecord.reconfigure:type_name -> runjournal.v1.Reconfigure
-	25, // 9: runjournal.v1.JournalRecord.note:type_name -> runjournal.v1.Note
-	26, // 10: runjournal.v1.JournalRecord.compaction:type_name -> runjournal.v1.Compaction
+	18, // 1: runjournal.v1.JournalRecord.assistant:type_name -> runjournal.v1.AssistantTurn
+	19, // 2: runjournal.v1.JournalRecord.user:type_name -> runjournal.v1.UserFollowUp
+	20, // 3: runjournal.v1.JournalRecord.tool_result:type_name -> runjournal.v1.ToolResult
+	21, // 4: runjournal.v1.JournalRecord.deferral:type_name -> runjournal.v1.Deferral
+	22, // 5: runjournal.v1.JournalRecord.approval:type_name -> runjournal.v1.Approval
+	23, // 6: runjournal.v1.JournalRecord.claim:type_name -> runjournal.v1.ClaimNotice
+	24, // 7: runjournal.v1.JournalRecord.terminal:type_name -> runjournal.v1.Terminal
+	25, // 8: runjournal.v1.JournalRecord.reconfigure:type_name -> runjournal.v1.Reconfigure
+	26, // 9: runjournal.v1.JournalRecord.note:type_name -> runjournal.v1.Note
+	27, // 10: runjournal.v1.JournalRecord.compaction:type_name -> runjournal.v1.Compaction
 	0,  // 11: runjournal.v1.ConversationMessage.role:type_name -> runjournal.v1.Role
 	7,  // 12: runjournal.v1.ConversationMessage.content:type_name -> runjournal.v1.ContentBlock
 	8,  // 13: runjournal.v1.ContentBlock.text:type_name -> runjournal.v1.TextBlock
@@ -2486,27 +2612,28 @@ var file_runjournal_v1_records_proto_depIdxs = []int32{
 	11, // 16: runjournal.v1.ContentBlock.tool_result:type_name -> runjournal.v1.ToolResultBlock
 	12, // 17: runjournal.v1.ContentBlock.opaque:type_name -> runjournal.v1.OpaqueBlock
 	7,  // 18: runjournal.v1.ToolResultBlock.content:type_name -> runjournal.v1.ContentBlock
-	28, // 19: runjournal.v1.Meta.created_at:type_name -> google.protobuf.Timestamp
+	29, // 19: runjournal.v1.Meta.created_at:type_name -> google.protobuf.Timestamp
 	13, // 20: runjournal.v1.Meta.fingerprint:type_name -> runjournal.v1.Fingerprint
 	7,  // 21: runjournal.v1.Meta.prompt:type_name -> runjournal.v1.ContentBlock
-	27, // 22: runjournal.v1.Meta.labels:type_name -> runjournal.v1.Meta.LabelsEntry
-	15, // 23: runjournal.v1.Meta.forked_from:type_name -> runjournal.v1.ForkOrigin
-	7,  // 24: runjournal.v1.AssistantTurn.content:type_name -> runjournal.v1.ContentBlock
-	1,  // 25: runjournal.v1.AssistantTurn.stop_reason:type_name -> runjournal.v1.StopReason
-	16, // 26: runjournal.v1.AssistantTurn.usage:type_name -> runjournal.v1.Usage
-	7,  // 27: runjournal.v1.UserFollowUp.content:type_name -> runjournal.v1.ContentBlock
-	7,  // 28: runjournal.v1.ToolResult.content:type_name -> runjournal.v1.ContentBlock
-	2,  // 29: runjournal.v1.Approval.decision:type_name -> runjournal.v1.Decision
-	3,  // 30: runjournal.v1.Terminal.reason:type_name -> runjournal.v1.TerminalReason
-	13, // 31: runjournal.v1.Reconfigure.fingerprint:type_name -> runjournal.v1.Fingerprint
-	6,  // 32: runjournal.v1.Compaction.summary:type_name -> runjournal.v1.ConversationMessage
-	4,  // 33: runjournal.v1.Compaction.trigger:type_name -> runjournal.v1.CompactionTrigger
-	16, // 34: runjournal.v1.Compaction.usage:type_name -> runjournal.v1.Usage
-	35, // [35:35] is the sub-list for method output_type
-	35, // [35:35] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	28, // 22: runjournal.v1.Meta.labels:type_name -> runjournal.v1.Meta.LabelsEntry
+	16, // 23: runjournal.v1.Meta.forked_from:type_name -> runjournal.v1.ForkOrigin
+	15, // 24: runjournal.v1.Meta.spawned_by:type_name -> runjournal.v1.SpawnOrigin
+	7,  // 25: runjournal.v1.AssistantTurn.content:type_name -> runjournal.v1.ContentBlock
+	1,  // 26: runjournal.v1.AssistantTurn.stop_reason:type_name -> runjournal.v1.StopReason
+	17, // 27: runjournal.v1.AssistantTurn.usage:type_name -> runjournal.v1.Usage
+	7,  // 28: runjournal.v1.UserFollowUp.content:type_name -> runjournal.v1.ContentBlock
+	7,  // 29: runjournal.v1.ToolResult.content:type_name -> runjournal.v1.ContentBlock
+	2,  // 30: runjournal.v1.Approval.decision:type_name -> runjournal.v1.Decision
+	3,  // 31: runjournal.v1.Terminal.reason:type_name -> runjournal.v1.TerminalReason
+	13, // 32: runjournal.v1.Reconfigure.fingerprint:type_name -> runjournal.v1.Fingerprint
+	6,  // 33: runjournal.v1.Compaction.summary:type_name -> runjournal.v1.ConversationMessage
+	4,  // 34: runjournal.v1.Compaction.trigger:type_name -> runjournal.v1.CompactionTrigger
+	17, // 35: runjournal.v1.Compaction.usage:type_name -> runjournal.v1.Usage
+	36, // [36:36] is the sub-list for method output_type
+	36, // [36:36] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_runjournal_v1_records_proto_init() }
@@ -2540,7 +2667,7 @@ func file_runjournal_v1_records_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_runjournal_v1_records_proto_rawDesc), len(file_runjournal_v1_records_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   23,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -195,6 +195,10 @@ const (
 	WaitingFor_WAITING_FOR_WORKER WaitingFor = 3
 	// Nothing: the call has its result. Only on a PendingCall.
 	WaitingFor_WAITING_FOR_NOTHING WaitingFor = 4
+	// A child run's outcome: the call was delegated to a child run
+	// (JournalService.SpawnRun), and the server writes its result once the
+	// child stops. Only on a PendingCall; a person may still Answer the call.
+	WaitingFor_WAITING_FOR_CHILD WaitingFor = 5
 )
 
 // Enum value maps for WaitingFor.
@@ -205,6 +209,7 @@ var (
 		2: "WAITING_FOR_DECISION",
 		3: "WAITING_FOR_WORKER",
 		4: "WAITING_FOR_NOTHING",
+		5: "WAITING_FOR_CHILD",
 	}
 	WaitingFor_value = map[string]int32{
 		"WAITING_FOR_UNSPECIFIED": 0,
@@ -212,6 +217,7 @@ var (
 		"WAITING_FOR_DECISION":    2,
 		"WAITING_FOR_WORKER":      3,
 		"WAITING_FOR_NOTHING":     4,
+		"WAITING_FOR_CHILD":       5,
 	}
 )
 
@@ -386,7 +392,16 @@ type PendingCall struct {
 	// while a deferral needs no approval, and WAITING_FOR_WORKER for a call
 	// never deferred or already decided. Unspecified only from a server older
 	// than this field.
-	WaitingFor    WaitingFor `protobuf:"varint,12,opt,name=waiting_for,json=waitingFor,proto3,enum=runjournal.v1.WaitingFor" json:"waiting_for,omitempty"`
+	WaitingFor WaitingFor `protobuf:"varint,12,opt,name=waiting_for,json=waitingFor,proto3,enum=runjournal.v1.WaitingFor" json:"waiting_for,omitempty"`
+	// The child run the call was delegated to (its deferral's
+	// `child_run_id`), while `waiting_for` is WAITING_FOR_CHILD or after the
+	// child answered it; empty otherwise.
+	ChildRunId string `protobuf:"bytes,13,opt,name=child_run_id,json=childRunId,proto3" json:"child_run_id,omitempty"`
+	// That child's status as the server read it when it built this state
+	// (Fold only); unspecified when there is no child, and
+	// RUN_STATUS_UNAVAILABLE when the child could not be read (not created yet,
+	// or deleted).
+	ChildStatus   RunStatus `protobuf:"varint,14,opt,name=child_status,json=childStatus,proto3,enum=runjournal.v1.RunStatus" json:"child_status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -503,6 +518,20 @@ func (x *PendingCall) GetWaitingFor() WaitingFor {
 		return x.WaitingFor
 	}
 	return WaitingFor_WAITING_FOR_UNSPECIFIED
+}
+
+func (x *PendingCall) GetChildRunId() string {
+	if x != nil {
+		return x.ChildRunId
+	}
+	return ""
+}
+
+func (x *PendingCall) GetChildStatus() RunStatus {
+	if x != nil {
+		return x.ChildStatus
+	}
+	return RunStatus_RUN_STATUS_UNSPECIFIED
 }
 
 // The trailing assistant turn while some of its calls have no result yet.
@@ -983,7 +1012,13 @@ type RunSummary struct {
 	// retention compares. Unset for a corrupt or unavailable run.
 	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
 	// The source run's id for a forked run (meta.forked_from), else empty.
-	ParentRunId   string `protobuf:"bytes,12,opt,name=parent_run_id,json=parentRunId,proto3" json:"parent_run_id,omitempty"`
+	ParentRunId string `protobuf:"bytes,12,opt,name=parent_run_id,json=parentRunId,proto3" json:"parent_run_id,omitempty"`
+	// The parent run's id for a child run (meta.spawned_by), else empty.
+	SpawnedByRunId string `protobuf:"bytes,13,opt,name=spawned_by_run_id,json=spawnedByRunId,proto3" json:"spawned_by_run_id,omitempty"`
+	// The first run of the tree a child run belongs to (meta.spawned_by), else
+	// empty: the inbox shows a child's waiting calls with the run a person
+	// knows.
+	RootRunId     string `protobuf:"bytes,14,opt,name=root_run_id,json=rootRunId,proto3" json:"root_run_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1102,6 +1137,20 @@ func (x *RunSummary) GetParentRunId() string {
 	return ""
 }
 
+func (x *RunSummary) GetSpawnedByRunId() string {
+	if x != nil {
+		return x.SpawnedByRunId
+	}
+	return ""
+}
+
+func (x *RunSummary) GetRootRunId() string {
+	if x != nil {
+		return x.RootRunId
+	}
+	return ""
+}
+
 // A tool call that waits for a person.
 type WaitingCall struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1207,7 +1256,7 @@ const file_runjournal_v1_state_proto_rawDesc = "" +
 	"\routput_tokens\x18\x05 \x01(\x03R\foutputTokens\x12*\n" +
 	"\x11cache_read_tokens\x18\x06 \x01(\x03R\x0fcacheReadTokens\x12,\n" +
 	"\x12cache_write_tokens\x18\a \x01(\x03R\x10cacheWriteTokens\x12\x1c\n" +
-	"\tdeferrals\x18\b \x01(\x03R\tdeferrals\"\x9e\x04\n" +
+	"\tdeferrals\x18\b \x01(\x03R\tdeferrals\"\xfd\x04\n" +
 	"\vPendingCall\x126\n" +
 	"\btool_use\x18\x01 \x01(\v2\x1b.runjournal.v1.ToolUseBlockR\atoolUse\x12\x1a\n" +
 	"\banswered\x18\x02 \x01(\bR\banswered\x12\x1d\n" +
@@ -1223,7 +1272,10 @@ const file_runjournal_v1_state_proto_rawDesc = "" +
 	" \x01(\v2\x17.runjournal.v1.ApprovalR\bapproval\x12,\n" +
 	"\x12waiting_for_person\x18\v \x01(\bR\x10waitingForPerson\x12:\n" +
 	"\vwaiting_for\x18\f \x01(\x0e2\x19.runjournal.v1.WaitingForR\n" +
-	"waitingFor\"\xc5\x01\n" +
+	"waitingFor\x12 \n" +
+	"\fchild_run_id\x18\r \x01(\tR\n" +
+	"childRunId\x12;\n" +
+	"\fchild_status\x18\x0e \x01(\x0e2\x18.runjournal.v1.RunStatusR\vchildStatus\"\xc5\x01\n" +
 	"\fPendingBatch\x12#\n" +
 	"\rassistant_seq\x18\x01 \x01(\x03R\fassistantSeq\x12\x1c\n" +
 	"\titeration\x18\x02 \x01(\x05R\titeration\x12@\n" +
@@ -1263,7 +1315,7 @@ const file_runjournal_v1_state_proto_rawDesc = "" +
 	"\aallowed\x18\x01 \x01(\bR\aallowed\x12@\n" +
 	"\vdifferences\x18\x02 \x03(\v2\x1e.runjournal.v1.FieldDifferenceR\vdifferences\x12\x16\n" +
 	"\x06forced\x18\x03 \x01(\bR\x06forced\x12\"\n" +
-	"\freconfigured\x18\x04 \x01(\bR\freconfigured\"\xbf\x04\n" +
+	"\freconfigured\x18\x04 \x01(\bR\freconfigured\"\x8a\x05\n" +
 	"\n" +
 	"RunSummary\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x120\n" +
@@ -1282,7 +1334,9 @@ const file_runjournal_v1_state_proto_rawDesc = "" +
 	" \x03(\v2\x1a.runjournal.v1.WaitingCallR\fwaitingCalls\x129\n" +
 	"\n" +
 	"updated_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\"\n" +
-	"\rparent_run_id\x18\f \x01(\tR\vparentRunId\x1a9\n" +
+	"\rparent_run_id\x18\f \x01(\tR\vparentRunId\x12)\n" +
+	"\x11spawned_by_run_id\x18\r \x01(\tR\x0espawnedByRunId\x12\x1e\n" +
+	"\vroot_run_id\x18\x0e \x01(\tR\trootRunId\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xee\x01\n" +
@@ -1311,14 +1365,15 @@ const file_runjournal_v1_state_proto_rawDesc = "" +
 	"\x10FIELD_CLASS_HARD\x10\x01\x12\x18\n" +
 	"\x14FIELD_CLASS_BLOCKING\x10\x02\x12\x15\n" +
 	"\x11FIELD_CLASS_TOOLS\x10\x03\x12\x16\n" +
-	"\x12FIELD_CLASS_BUDGET\x10\x04*\x8c\x01\n" +
+	"\x12FIELD_CLASS_BUDGET\x10\x04*\xa3\x01\n" +
 	"\n" +
 	"WaitingFor\x12\x1b\n" +
 	"\x17WAITING_FOR_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12WAITING_FOR_ANSWER\x10\x01\x12\x18\n" +
 	"\x14WAITING_FOR_DECISION\x10\x02\x12\x16\n" +
 	"\x12WAITING_FOR_WORKER\x10\x03\x12\x17\n" +
-	"\x13WAITING_FOR_NOTHING\x10\x04B\xad\x01\n" +
+	"\x13WAITING_FOR_NOTHING\x10\x04\x12\x15\n" +
+	"\x11WAITING_FOR_CHILD\x10\x05B\xad\x01\n" +
 	"\x11com.runjournal.v1B\n" +
 	"StateProtoP\x01Z7runjournal.dev/client/go/gen/runjournal/v1;runjournalv1\xa2\x02\x03RXX\xaa\x02\rRunjournal.V1\xca\x02\rRunjournal\\V1\xe2\x02\x19Runjournal\\V1\\GPBMetadata\xea\x02\x0eRunjournal::V1b\x06proto3"
 
@@ -1368,29 +1423,30 @@ var file_runjournal_v1_state_proto_depIdxs = []int32{
 	15, // 3: runjournal.v1.PendingCall.decision:type_name -> runjournal.v1.Decision
 	16, // 4: runjournal.v1.PendingCall.approval:type_name -> runjournal.v1.Approval
 	2,  // 5: runjournal.v1.PendingCall.waiting_for:type_name -> runjournal.v1.WaitingFor
-	17, // 6: runjournal.v1.PendingBatch.assistant:type_name -> runjournal.v1.ConversationMessage
-	4,  // 7: runjournal.v1.PendingBatch.calls:type_name -> runjournal.v1.PendingCall
-	18, // 8: runjournal.v1.RunState.meta:type_name -> runjournal.v1.Meta
-	17, // 9: runjournal.v1.RunState.conversation:type_name -> runjournal.v1.ConversationMessage
-	3,  // 10: runjournal.v1.RunState.counters:type_name -> runjournal.v1.Counters
-	19, // 11: runjournal.v1.RunState.last_stop_reason:type_name -> runjournal.v1.StopReason
-	5,  // 12: runjournal.v1.RunState.pending:type_name -> runjournal.v1.PendingBatch
-	20, // 13: runjournal.v1.RunState.terminal:type_name -> runjournal.v1.Terminal
-	0,  // 14: runjournal.v1.RunState.status:type_name -> runjournal.v1.RunStatus
-	21, // 15: runjournal.v1.RunState.effective_fingerprint:type_name -> runjournal.v1.Fingerprint
-	1,  // 16: runjournal.v1.FieldDifference.field_class:type_name -> runjournal.v1.FieldClass
-	7,  // 17: runjournal.v1.GateReport.differences:type_name -> runjournal.v1.FieldDifference
-	0,  // 18: runjournal.v1.RunSummary.status:type_name -> runjournal.v1.RunStatus
-	22, // 19: runjournal.v1.RunSummary.created_at:type_name -> google.protobuf.Timestamp
-	11, // 20: runjournal.v1.RunSummary.labels:type_name -> runjournal.v1.RunSummary.LabelsEntry
-	10, // 21: runjournal.v1.RunSummary.waiting_calls:type_name -> runjournal.v1.WaitingCall
-	22, // 22: runjournal.v1.RunSummary.updated_at:type_name -> google.protobuf.Timestamp
-	2,  // 23: runjournal.v1.WaitingCall.waiting_for:type_name -> runjournal.v1.WaitingFor
-	24, // [24:24] is the sub-list for method output_type
-	24, // [24:24] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	0,  // 6: runjournal.v1.PendingCall.child_status:type_name -> runjournal.v1.RunStatus
+	17, // 7: runjournal.v1.PendingBatch.assistant:type_name -> runjournal.v1.ConversationMessage
+	4,  // 8: runjournal.v1.PendingBatch.calls:type_name -> runjournal.v1.PendingCall
+	18, // 9: runjournal.v1.RunState.meta:type_name -> runjournal.v1.Meta
+	17, // 10: runjournal.v1.RunState.conversation:type_name -> runjournal.v1.ConversationMessage
+	3,  // 11: runjournal.v1.RunState.counters:type_name -> runjournal.v1.Counters
+	19, // 12: runjournal.v1.RunState.last_stop_reason:type_name -> runjournal.v1.StopReason
+	5,  // 13: runjournal.v1.RunState.pending:type_name -> runjournal.v1.PendingBatch
+	20, // 14: runjournal.v1.RunState.terminal:type_name -> runjournal.v1.Terminal
+	0,  // 15: runjournal.v1.RunState.status:type_name -> runjournal.v1.RunStatus
+	21, // 16: runjournal.v1.RunState.effective_fingerprint:type_name -> runjournal.v1.Fingerprint
+	1,  // 17: runjournal.v1.FieldDifference.field_class:type_name -> runjournal.v1.FieldClass
+	7,  // 18: runjournal.v1.GateReport.differences:type_name -> runjournal.v1.FieldDifference
+	0,  // 19: runjournal.v1.RunSummary.status:type_name -> runjournal.v1.RunStatus
+	22, // 20: runjournal.v1.RunSummary.created_at:type_name -> google.protobuf.Timestamp
+	11, // 21: runjournal.v1.RunSummary.labels:type_name -> runjournal.v1.RunSummary.LabelsEntry
+	10, // 22: runjournal.v1.RunSummary.waiting_calls:type_name -> runjournal.v1.WaitingCall
+	22, // 23: runjournal.v1.RunSummary.updated_at:type_name -> google.protobuf.Timestamp
+	2,  // 24: runjournal.v1.WaitingCall.waiting_for:type_name -> runjournal.v1.WaitingFor
+	25, // [25:25] is the sub-list for method output_type
+	25, // [25:25] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_runjournal_v1_state_proto_init() }

@@ -89,7 +89,7 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { ContentBlock, Decision, Fingerprint, ForkOrigin, JournalRecord } from "./records_pb.js";
+import type { ContentBlock, Decision, Fingerprint, ForkOrigin, JournalRecord, Meta, SpawnOrigin } from "./records_pb.js";
 import { file_runjournal_v1_records } from "./records_pb.js";
 import type { GateReport, RunState, RunStatus, RunSummary } from "./state_pb.js";
 import { file_runjournal_v1_state } from "./state_pb.js";
@@ -99,7 +99,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file runjournal/v1/journal_service.proto.
  */
 export const file_runjournal_v1_journal_service: GenFile = /*@__PURE__*/
-  fileDesc("CiNydW5qb3VybmFsL3YxL2pvdXJuYWxfc2VydmljZS5wcm90bxINcnVuam91cm5hbC52MSJiCg1BcHBlbmRSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRITCgtjbGFpbV90b2tlbhgCIAEoAxIsCgZyZWNvcmQYAyABKAsyHC5ydW5qb3VybmFsLnYxLkpvdXJuYWxSZWNvcmQiQgoOQXBwZW5kUmVzcG9uc2USCwoDc2VxGAEgASgDEhEKCWR1cGxpY2F0ZRgCIAEoCBIQCghsYXN0X3NlcRgDIAEoAyJoChJBcHBlbmRCYXRjaFJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhMKC2NsYWltX3Rva2VuGAIgASgDEi0KB3JlY29yZHMYAyADKAsyHC5ydW5qb3VybmFsLnYxLkpvdXJuYWxSZWNvcmQiTgoTQXBwZW5kQmF0Y2hSZXNwb25zZRIRCglmaXJzdF9zZXEYASABKAMSEgoKZHVwbGljYXRlcxgCIAEoBRIQCghsYXN0X3NlcRgDIAEoAyLMAQoMQ2xhaW1SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIRCgl3b3JrZXJfaWQYAiABKAkSDAoEaG9zdBgDIAEoCRILCgNwaWQYBCABKAUSDgoGcmVhc29uGAUgASgJEi8KC2ZpbmdlcnByaW50GAYgASgLMhoucnVuam91cm5hbC52MS5GaW5nZXJwcmludBINCgVmb3JjZRgHIAEoCBIZChFjb252ZXJzYXRpb25fZnJvbRgIIAEoBRITCgt1bmNvbXBhY3RlZBgJIAEoCCKgAQoNQ2xhaW1SZXNwb25zZRITCgtjbGFpbV90b2tlbhgBIAEoAxIQCghsYXN0X3NlcRgCIAEoAxImCgVzdGF0ZRgDIAEoCzIXLnJ1bmpvdXJuYWwudjEuUnVuU3RhdGUSJwoEZ2F0ZRgEIAEoCzIZLnJ1bmpvdXJuYWwudjEuR2F0ZVJlcG9ydBIXCg9yZXN1bWVfcmVtaW5kZXIYBSABKAkiYAoLRm9sZFJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhEKCWFzX29mX3NlcRgCIAEoAxIZChFjb252ZXJzYXRpb25fZnJvbRgDIAEoBRITCgt1bmNvbXBhY3RlZBgEIAEoCCI2CgxGb2xkUmVzcG9uc2USJgoFc3RhdGUYASABKAsyFy5ydW5qb3VybmFsLnYxLlJ1blN0YXRlInQKDUFuc3dlclJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhMKC3Rvb2xfdXNlX2lkGAIgASgJEiwKB2NvbnRlbnQYAyADKAsyGy5ydW5qb3VybmFsLnYxLkNvbnRlbnRCbG9jaxIQCghpc19lcnJvchgEIAEoCCIdCg5BbnN3ZXJSZXNwb25zZRILCgNzZXEYASABKAMiggEKDkFwcHJvdmVSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRITCgt0b29sX3VzZV9pZBgCIAEoCRIpCghkZWNpc2lvbhgDIAEoDjIXLnJ1bmpvdXJuYWwudjEuRGVjaXNpb24SEAoIYXBwcm92ZXIYBCABKAkSDgoGcmVhc29uGAUgASgJIh4KD0FwcHJvdmVSZXNwb25zZRILCgNzZXEYASABKAMixQIKD0xpc3RSdW5zUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUSEgoKcGFnZV90b2tlbhgCIAEoCRIoCgZzdGF0dXMYAyABKA4yGC5ydW5qb3VybmFsLnYxLlJ1blN0YXR1cxI6CgZsYWJlbHMYBCADKAsyKi5ydW5qb3VybmFsLnYxLkxpc3RSdW5zUmVxdWVzdC5MYWJlbHNFbnRyeRIaChJ3YWl0aW5nX2Zvcl9wZXJzb24YBSABKAgSDwoHdGFza19pZBgGIAEoCRIVCg1wYXJlbnRfcnVuX2lkGAcgASgJEjIKDnN0b3BwZWRfYmVmb3JlGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIlQKEExpc3RSdW5zUmVzcG9uc2USJwoEcnVucxgBIAMoCzIZLnJ1bmpvdXJuYWwudjEuUnVuU3VtbWFyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiLwoLUmVhZFJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhAKCGZyb21fc2VxGAIgASgDIl4KDFJlYWRSZXNwb25zZRIsCgZyZWNvcmQYASABKAsyHC5ydW5qb3VybmFsLnYxLkpvdXJuYWxSZWNvcmQSEwoLc3RvcmVkX2xpbmUYAiABKAwSCwoDc2VxGAMgASgDIjEKDFdhdGNoUmVxdWVzdBIOCgZydW5faWQYASABKAkSEQoJYWZ0ZXJfc2VxGAIgASgDInUKDVdhdGNoUmVzcG9uc2USLQoGcmVjb3JkGAEgASgLMhsucnVuam91cm5hbC52MS5SZWFkUmVzcG9uc2VIABIsCgljYXVnaHRfdXAYAiABKAsyFy5ydW5qb3VybmFsLnYxLkNhdWdodFVwSABCBwoFZXZlbnQiHAoIQ2F1Z2h0VXASEAoIaGVhZF9zZXEYASABKAMi7AEKEFdhdGNoUnVuc1JlcXVlc3QSKAoGc3RhdHVzGAEgASgOMhgucnVuam91cm5hbC52MS5SdW5TdGF0dXMSOwoGbGFiZWxzGAIgAygLMisucnVuam91cm5hbC52MS5XYXRjaFJ1bnNSZXF1ZXN0LkxhYmVsc0VudHJ5EhoKEndhaXRpbmdfZm9yX3BlcnNvbhgDIAEoCBIPCgd0YXNrX2lkGAQgASgJEhUKDXBhcmVudF9ydW5faWQYBSABKAkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKcAQoRV2F0Y2hSdW5zUmVzcG9uc2USKAoDcnVuGAEgASgLMhkucnVuam91cm5hbC52MS5SdW5TdW1tYXJ5SAASLAoJY2F1Z2h0X3VwGAIgASgLMhcucnVuam91cm5hbC52MS5DYXVnaHRVcEgAEiYKBGxlZnQYAyABKAsyFi5ydW5qb3VybmFsLnYxLlJ1bkxlZnRIAEIHCgVldmVudCIqCgdSdW5MZWZ0Eg4KBnJ1bl9pZBgBIAEoCRIPCgdkZWxldGVkGAIgASgIIkQKDkZvcmtSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIOCgZhdF9zZXEYAiABKAMSEgoKbmV3X3J1bl9pZBgDIAEoCSJjCg9Gb3JrUnVuUmVzcG9uc2USDgoGcnVuX2lkGAEgASgJEhAKCGxhc3Rfc2VxGAIgASgDEi4KC2ZvcmtlZF9mcm9tGAMgASgLMhkucnVuam91cm5hbC52MS5Gb3JrT3JpZ2luIj0KEERlbGV0ZVJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhkKEWV4cGVjdGVkX2xhc3Rfc2VxGAIgASgDIkYKEURlbGV0ZVJ1blJlc3BvbnNlEhAKCGxhc3Rfc2VxGAEgASgDEg8KB2RlbGV0ZWQYAiABKAgSDgoGZXJhc2VkGAMgASgIMoUHCg5Kb3VybmFsU2VydmljZRJFCgZBcHBlbmQSHC5ydW5qb3VybmFsLnYxLkFwcGVuZFJlcXVlc3QaHS5ydW5qb3VybmFsLnYxLkFwcGVuZFJlc3BvbnNlElQKC0FwcGVuZEJhdGNoEiEucnVuam91cm5hbC52MS5BcHBlbmRCYXRjaFJlcXVlc3QaIi5ydW5qb3VybmFsLnYxLkFwcGVuZEJhdGNoUmVzcG9uc2USQgoFQ2xhaW0SGy5ydW5qb3VybmFsLnYxLkNsYWltUmVxdWVzdBocLnJ1bmpvdXJuYWwudjEuQ2xhaW1SZXNwb25zZRI/CgRGb2xkEhoucnVuam91cm5hbC52MS5Gb2xkUmVxdWVzdBobLnJ1bmpvdXJuYWwudjEuRm9sZFJlc3BvbnNlEkUKBkFuc3dlchIcLnJ1bmpvdXJuYWwudjEuQW5zd2VyUmVxdWVzdBodLnJ1bmpvdXJuYWwudjEuQW5zd2VyUmVzcG9uc2USSAoHQXBwcm92ZRIdLnJ1bmpvdXJuYWwudjEuQXBwcm92ZVJlcXVlc3QaHi5ydW5qb3VybmFsLnYxLkFwcHJvdmVSZXNwb25zZRJLCghMaXN0UnVucxIeLnJ1bmpvdXJuYWwudjEuTGlzdFJ1bnNSZXF1ZXN0Gh8ucnVuam91cm5hbC52MS5MaXN0UnVuc1Jlc3BvbnNlEkEKBFJlYWQSGi5ydW5qb3VybmFsLnYxLlJlYWRSZXF1ZXN0GhsucnVuam91cm5hbC52MS5SZWFkUmVzcG9uc2UwARJECgVXYXRjaBIbLnJ1bmpvdXJuYWwudjEuV2F0Y2hSZXF1ZXN0GhwucnVuam91cm5hbC52MS5XYXRjaFJlc3BvbnNlMAESUAoJV2F0Y2hSdW5zEh8ucnVuam91cm5hbC52MS5XYXRjaFJ1bnNSZXF1ZXN0GiAucnVuam91cm5hbC52MS5XYXRjaFJ1bnNSZXNwb25zZTABEkgKB0ZvcmtSdW4SHS5ydW5qb3VybmFsLnYxLkZvcmtSdW5SZXF1ZXN0Gh4ucnVuam91cm5hbC52MS5Gb3JrUnVuUmVzcG9uc2USTgoJRGVsZXRlUnVuEh8ucnVuam91cm5hbC52MS5EZWxldGVSdW5SZXF1ZXN0GiAucnVuam91cm5hbC52MS5EZWxldGVSdW5SZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_runjournal_v1_records, file_runjournal_v1_state]);
+  fileDesc("CiNydW5qb3VybmFsL3YxL2pvdXJuYWxfc2VydmljZS5wcm90bxINcnVuam91cm5hbC52MSJiCg1BcHBlbmRSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRITCgtjbGFpbV90b2tlbhgCIAEoAxIsCgZyZWNvcmQYAyABKAsyHC5ydW5qb3VybmFsLnYxLkpvdXJuYWxSZWNvcmQiQgoOQXBwZW5kUmVzcG9uc2USCwoDc2VxGAEgASgDEhEKCWR1cGxpY2F0ZRgCIAEoCBIQCghsYXN0X3NlcRgDIAEoAyJoChJBcHBlbmRCYXRjaFJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhMKC2NsYWltX3Rva2VuGAIgASgDEi0KB3JlY29yZHMYAyADKAsyHC5ydW5qb3VybmFsLnYxLkpvdXJuYWxSZWNvcmQiTgoTQXBwZW5kQmF0Y2hSZXNwb25zZRIRCglmaXJzdF9zZXEYASABKAMSEgoKZHVwbGljYXRlcxgCIAEoBRIQCghsYXN0X3NlcRgDIAEoAyLMAQoMQ2xhaW1SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIRCgl3b3JrZXJfaWQYAiABKAkSDAoEaG9zdBgDIAEoCRILCgNwaWQYBCABKAUSDgoGcmVhc29uGAUgASgJEi8KC2ZpbmdlcnByaW50GAYgASgLMhoucnVuam91cm5hbC52MS5GaW5nZXJwcmludBINCgVmb3JjZRgHIAEoCBIZChFjb252ZXJzYXRpb25fZnJvbRgIIAEoBRITCgt1bmNvbXBhY3RlZBgJIAEoCCKgAQoNQ2xhaW1SZXNwb25zZRITCgtjbGFpbV90b2tlbhgBIAEoAxIQCghsYXN0X3NlcRgCIAEoAxImCgVzdGF0ZRgDIAEoCzIXLnJ1bmpvdXJuYWwudjEuUnVuU3RhdGUSJwoEZ2F0ZRgEIAEoCzIZLnJ1bmpvdXJuYWwudjEuR2F0ZVJlcG9ydBIXCg9yZXN1bWVfcmVtaW5kZXIYBSABKAkiYAoLRm9sZFJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhEKCWFzX29mX3NlcRgCIAEoAxIZChFjb252ZXJzYXRpb25fZnJvbRgDIAEoBRITCgt1bmNvbXBhY3RlZBgEIAEoCCI2CgxGb2xkUmVzcG9uc2USJgoFc3RhdGUYASABKAsyFy5ydW5qb3VybmFsLnYxLlJ1blN0YXRlInQKDUFuc3dlclJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhMKC3Rvb2xfdXNlX2lkGAIgASgJEiwKB2NvbnRlbnQYAyADKAsyGy5ydW5qb3VybmFsLnYxLkNvbnRlbnRCbG9jaxIQCghpc19lcnJvchgEIAEoCCIdCg5BbnN3ZXJSZXNwb25zZRILCgNzZXEYASABKAMiggEKDkFwcHJvdmVSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRITCgt0b29sX3VzZV9pZBgCIAEoCRIpCghkZWNpc2lvbhgDIAEoDjIXLnJ1bmpvdXJuYWwudjEuRGVjaXNpb24SEAoIYXBwcm92ZXIYBCABKAkSDgoGcmVhc29uGAUgASgJIh4KD0FwcHJvdmVSZXNwb25zZRILCgNzZXEYASABKAMi9QIKD0xpc3RSdW5zUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUSEgoKcGFnZV90b2tlbhgCIAEoCRIoCgZzdGF0dXMYAyABKA4yGC5ydW5qb3VybmFsLnYxLlJ1blN0YXR1cxI6CgZsYWJlbHMYBCADKAsyKi5ydW5qb3VybmFsLnYxLkxpc3RSdW5zUmVxdWVzdC5MYWJlbHNFbnRyeRIaChJ3YWl0aW5nX2Zvcl9wZXJzb24YBSABKAgSDwoHdGFza19pZBgGIAEoCRIVCg1wYXJlbnRfcnVuX2lkGAcgASgJEjIKDnN0b3BwZWRfYmVmb3JlGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIZChFzcGF3bmVkX2J5X3J1bl9pZBgJIAEoCRITCgtyb290X3J1bl9pZBgKIAEoCRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIlQKEExpc3RSdW5zUmVzcG9uc2USJwoEcnVucxgBIAMoCzIZLnJ1bmpvdXJuYWwudjEuUnVuU3VtbWFyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiLwoLUmVhZFJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhAKCGZyb21fc2VxGAIgASgDIl4KDFJlYWRSZXNwb25zZRIsCgZyZWNvcmQYASABKAsyHC5ydW5qb3VybmFsLnYxLkpvdXJuYWxSZWNvcmQSEwoLc3RvcmVkX2xpbmUYAiABKAwSCwoDc2VxGAMgASgDIjEKDFdhdGNoUmVxdWVzdBIOCgZydW5faWQYASABKAkSEQoJYWZ0ZXJfc2VxGAIgASgDInUKDVdhdGNoUmVzcG9uc2USLQoGcmVjb3JkGAEgASgLMhsucnVuam91cm5hbC52MS5SZWFkUmVzcG9uc2VIABIsCgljYXVnaHRfdXAYAiABKAsyFy5ydW5qb3VybmFsLnYxLkNhdWdodFVwSABCBwoFZXZlbnQiHAoIQ2F1Z2h0VXASEAoIaGVhZF9zZXEYASABKAMinAIKEFdhdGNoUnVuc1JlcXVlc3QSKAoGc3RhdHVzGAEgASgOMhgucnVuam91cm5hbC52MS5SdW5TdGF0dXMSOwoGbGFiZWxzGAIgAygLMisucnVuam91cm5hbC52MS5XYXRjaFJ1bnNSZXF1ZXN0LkxhYmVsc0VudHJ5EhoKEndhaXRpbmdfZm9yX3BlcnNvbhgDIAEoCBIPCgd0YXNrX2lkGAQgASgJEhUKDXBhcmVudF9ydW5faWQYBSABKAkSGQoRc3Bhd25lZF9ieV9ydW5faWQYBiABKAkSEwoLcm9vdF9ydW5faWQYByABKAkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKcAQoRV2F0Y2hSdW5zUmVzcG9uc2USKAoDcnVuGAEgASgLMhkucnVuam91cm5hbC52MS5SdW5TdW1tYXJ5SAASLAoJY2F1Z2h0X3VwGAIgASgLMhcucnVuam91cm5hbC52MS5DYXVnaHRVcEgAEiYKBGxlZnQYAyABKAsyFi5ydW5qb3VybmFsLnYxLlJ1bkxlZnRIAEIHCgVldmVudCIqCgdSdW5MZWZ0Eg4KBnJ1bl9pZBgBIAEoCRIPCgdkZWxldGVkGAIgASgIIkQKDkZvcmtSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIOCgZhdF9zZXEYAiABKAMSEgoKbmV3X3J1bl9pZBgDIAEoCSJjCg9Gb3JrUnVuUmVzcG9uc2USDgoGcnVuX2lkGAEgASgJEhAKCGxhc3Rfc2VxGAIgASgDEi4KC2ZvcmtlZF9mcm9tGAMgASgLMhkucnVuam91cm5hbC52MS5Gb3JrT3JpZ2luIlQKEERlbGV0ZVJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhkKEWV4cGVjdGVkX2xhc3Rfc2VxGAIgASgDEhUKDXdpdGhfY2hpbGRyZW4YAyABKAgiRgoRRGVsZXRlUnVuUmVzcG9uc2USEAoIbGFzdF9zZXEYASABKAMSDwoHZGVsZXRlZBgCIAEoCBIOCgZlcmFzZWQYAyABKAgifQoPU3Bhd25SdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRITCgt0b29sX3VzZV9pZBgCIAEoCRISCgpuZXdfcnVuX2lkGAMgASgJEiEKBG1ldGEYBCABKAsyEy5ydW5qb3VybmFsLnYxLk1ldGESDgoGcmVhc29uGAUgASgJIo0BChBTcGF3blJ1blJlc3BvbnNlEg4KBnJ1bl9pZBgBIAEoCRIQCghsYXN0X3NlcRgCIAEoAxIuCgpzcGF3bmVkX2J5GAMgASgLMhoucnVuam91cm5hbC52MS5TcGF3bk9yaWdpbhIUCgxkZWZlcnJhbF9zZXEYBCABKAMSEQoJZHVwbGljYXRlGAUgASgIMtIHCg5Kb3VybmFsU2VydmljZRJFCgZBcHBlbmQSHC5ydW5qb3VybmFsLnYxLkFwcGVuZFJlcXVlc3QaHS5ydW5qb3VybmFsLnYxLkFwcGVuZFJlc3BvbnNlElQKC0FwcGVuZEJhdGNoEiEucnVuam91cm5hbC52MS5BcHBlbmRCYXRjaFJlcXVlc3QaIi5ydW5qb3VybmFsLnYxLkFwcGVuZEJhdGNoUmVzcG9uc2USQgoFQ2xhaW0SGy5ydW5qb3VybmFsLnYxLkNsYWltUmVxdWVzdBocLnJ1bmpvdXJuYWwudjEuQ2xhaW1SZXNwb25zZRI/CgRGb2xkEhoucnVuam91cm5hbC52MS5Gb2xkUmVxdWVzdBobLnJ1bmpvdXJuYWwudjEuRm9sZFJlc3BvbnNlEkUKBkFuc3dlchIcLnJ1bmpvdXJuYWwudjEuQW5zd2VyUmVxdWVzdBodLnJ1bmpvdXJuYWwudjEuQW5zd2VyUmVzcG9uc2USSAoHQXBwcm92ZRIdLnJ1bmpvdXJuYWwudjEuQXBwcm92ZVJlcXVlc3QaHi5ydW5qb3VybmFsLnYxLkFwcHJvdmVSZXNwb25zZRJLCghMaXN0UnVucxIeLnJ1bmpvdXJuYWwudjEuTGlzdFJ1bnNSZXF1ZXN0Gh8ucnVuam91cm5hbC52MS5MaXN0UnVuc1Jlc3BvbnNlEkEKBFJlYWQSGi5ydW5qb3VybmFsLnYxLlJlYWRSZXF1ZXN0GhsucnVuam91cm5hbC52MS5SZWFkUmVzcG9uc2UwARJECgVXYXRjaBIbLnJ1bmpvdXJuYWwudjEuV2F0Y2hSZXF1ZXN0GhwucnVuam91cm5hbC52MS5XYXRjaFJlc3BvbnNlMAESUAoJV2F0Y2hSdW5zEh8ucnVuam91cm5hbC52MS5XYXRjaFJ1bnNSZXF1ZXN0GiAucnVuam91cm5hbC52MS5XYXRjaFJ1bnNSZXNwb25zZTABEkgKB0ZvcmtSdW4SHS5ydW5qb3VybmFsLnYxLkZvcmtSdW5SZXF1ZXN0Gh4ucnVuam91cm5hbC52MS5Gb3JrUnVuUmVzcG9uc2USTgoJRGVsZXRlUnVuEh8ucnVuam91cm5hbC52MS5EZWxldGVSdW5SZXF1ZXN0GiAucnVuam91cm5hbC52MS5EZWxldGVSdW5SZXNwb25zZRJLCghTcGF3blJ1bhIeLnJ1bmpvdXJuYWwudjEuU3Bhd25SdW5SZXF1ZXN0Gh8ucnVuam91cm5hbC52MS5TcGF3blJ1blJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_runjournal_v1_records, file_runjournal_v1_state]);
 
 /**
  * Request of JournalService.Append.
@@ -648,6 +648,22 @@ export type ListRunsRequest = Message<"runjournal.v1.ListRunsRequest"> & {
    * @generated from field: google.protobuf.Timestamp stopped_before = 8;
    */
   stoppedBefore?: Timestamp | undefined;
+
+  /**
+   * Only child runs spawned by this run (meta.spawned_by.run_id); empty
+   * matches every run.
+   *
+   * @generated from field: string spawned_by_run_id = 9;
+   */
+  spawnedByRunId: string;
+
+  /**
+   * Only this run and the runs spawned under it, at any depth
+   * (meta.spawned_by.root_run_id); empty matches every run.
+   *
+   * @generated from field: string root_run_id = 10;
+   */
+  rootRunId: string;
 };
 
 /**
@@ -881,6 +897,20 @@ export type WatchRunsRequest = Message<"runjournal.v1.WatchRunsRequest"> & {
    * @generated from field: string parent_run_id = 5;
    */
   parentRunId: string;
+
+  /**
+   * Only child runs spawned by this run.
+   *
+   * @generated from field: string spawned_by_run_id = 6;
+   */
+  spawnedByRunId: string;
+
+  /**
+   * Only this run and the runs spawned under it, at any depth.
+   *
+   * @generated from field: string root_run_id = 7;
+   */
+  rootRunId: string;
 };
 
 /**
@@ -1053,6 +1083,16 @@ export type DeleteRunRequest = Message<"runjournal.v1.DeleteRunRequest"> & {
    * @generated from field: int64 expected_last_seq = 2;
    */
   expectedLastSeq: bigint;
+
+  /**
+   * Also delete every run spawned under this one (its children, theirs, ...),
+   * each at its last seq, children before their parents, so a deletion cut
+   * short never leaves a child without its parent. Without it, deleting a
+   * run that has children is INVALID_ARGUMENT naming them.
+   *
+   * @generated from field: bool with_children = 3;
+   */
+  withChildren: boolean;
 };
 
 /**
@@ -1098,6 +1138,110 @@ export type DeleteRunResponse = Message<"runjournal.v1.DeleteRunResponse"> & {
  */
 export const DeleteRunResponseSchema: GenMessage<DeleteRunResponse> = /*@__PURE__*/
   messageDesc(file_runjournal_v1_journal_service, 25);
+
+/**
+ * Request of JournalService.SpawnRun.
+ *
+ * @generated from message runjournal.v1.SpawnRunRequest
+ */
+export type SpawnRunRequest = Message<"runjournal.v1.SpawnRunRequest"> & {
+  /**
+   * The parent run.
+   *
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * The parent's call to delegate; it must be in the parent's pending batch.
+   *
+   * @generated from field: string tool_use_id = 2;
+   */
+  toolUseId: string;
+
+  /**
+   * The child run's id (same grammar as a run id). Send the same id on a
+   * retry: a spawn is verified by it.
+   *
+   * @generated from field: string new_run_id = 3;
+   */
+  newRunId: string;
+
+  /**
+   * The child's meta, as an Append of its meta would send it: format version
+   * 2 or later, fingerprint, prompt, interactive, labels. `run_id` may be
+   * empty (it is `new_run_id`); `created_at` is set by the server when unset;
+   * `task_id`, `forked_from` and `spawned_by` must be empty (the task is the
+   * root's; the server writes `spawned_by`).
+   *
+   * @generated from field: runjournal.v1.Meta meta = 4;
+   */
+  meta?: Meta | undefined;
+
+  /**
+   * Why the call was delegated, for people (the deferral's reason).
+   *
+   * @generated from field: string reason = 5;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message runjournal.v1.SpawnRunRequest.
+ * Use `create(SpawnRunRequestSchema)` to create a new message.
+ */
+export const SpawnRunRequestSchema: GenMessage<SpawnRunRequest> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_journal_service, 26);
+
+/**
+ * Response of JournalService.SpawnRun.
+ *
+ * @generated from message runjournal.v1.SpawnRunResponse
+ */
+export type SpawnRunResponse = Message<"runjournal.v1.SpawnRunResponse"> & {
+  /**
+   * The child run's id.
+   *
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * The child's last seq now (1 right after it was created).
+   *
+   * @generated from field: int64 last_seq = 2;
+   */
+  lastSeq: bigint;
+
+  /**
+   * The child's meta link, as stored.
+   *
+   * @generated from field: runjournal.v1.SpawnOrigin spawned_by = 3;
+   */
+  spawnedBy?: SpawnOrigin | undefined;
+
+  /**
+   * The seq of the parent's deferral naming the child.
+   *
+   * @generated from field: int64 deferral_seq = 4;
+   */
+  deferralSeq: bigint;
+
+  /**
+   * True when the call had been delegated to this child already (a retry):
+   * nothing new was written but what a cut-short spawn had left to do.
+   *
+   * @generated from field: bool duplicate = 5;
+   */
+  duplicate: boolean;
+};
+
+/**
+ * Describes the message runjournal.v1.SpawnRunResponse.
+ * Use `create(SpawnRunResponseSchema)` to create a new message.
+ */
+export const SpawnRunResponseSchema: GenMessage<SpawnRunResponse> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_journal_service, 27);
 
 /**
  * Keeps the durable journals of agent runs. The server owns sequence checking,
@@ -1361,6 +1505,44 @@ export const JournalService: GenService<{
     methodKind: "unary";
     input: typeof DeleteRunRequestSchema;
     output: typeof DeleteRunResponseSchema;
+  },
+  /**
+   * Delegates a call of a run's pending batch to a new child run. Order:
+   * validate (the call is in the parent's open turn with no result and no
+   * deferral to anyone else; the parent is of journal format 2; the child's
+   * meta passes its schema) before anything is written; then write one
+   * `deferral` in the parent naming the child (`child_run_id`), so the call
+   * shows WAITING_FOR_CHILD and a second spawn for it can only name the same
+   * child; then create the child from `meta` with `spawned_by` set by the
+   * server (the parent, the call, the seq of its assistant record and the
+   * tree's root). The child's claim token is 1, the spawner's, until a worker
+   * claims it. Spawning again for the same call with the same child and meta
+   * is a verified duplicate (`duplicate` true; it also finishes a spawn a
+   * crash cut short after the deferral); another child id is INVALID_ARGUMENT
+   * naming `new_run_id` and the child already spawned. Needs no claim token
+   * on the parent; with token auth on it needs the `worker` scope, and both
+   * run ids must be within the token's prefixes.
+   *
+   * When the child stops (a terminal record other than `suspended`), the
+   * server writes exactly one `tool_result` for the call in the parent
+   * (remote, `answered_by_run_id` the child): the text of the child's last
+   * assistant message, or an error result naming the terminal reason and
+   * message. It is written once whatever fails in between: a server that died
+   * after the child's terminal finishes it at its next start. A call a
+   * person answered first keeps that answer; the child's outcome is then
+   * recorded as a `note` on the child only.
+   *
+   * Errors: INVALID_ARGUMENT, RUN_NOT_FOUND (the parent), RUN_DELETED,
+   * RUN_EXISTS (`new_run_id` is another run), ALREADY_ANSWERED,
+   * CALL_NOT_PENDING, INVALID_RECORD (the child's meta), RUN_LOCKED,
+   * CORRUPT_JOURNAL, VERSION_MISMATCH, STORAGE_FULL, STORAGE_UNAVAILABLE.
+   *
+   * @generated from rpc runjournal.v1.JournalService.SpawnRun
+   */
+  spawnRun: {
+    methodKind: "unary";
+    input: typeof SpawnRunRequestSchema;
+    output: typeof SpawnRunResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_runjournal_v1_journal_service, 0);

@@ -21,7 +21,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file runjournal/v1/records.proto.
  */
 export const file_runjournal_v1_records: GenFile = /*@__PURE__*/
-  fileDesc("ChtydW5qb3VybmFsL3YxL3JlY29yZHMucHJvdG8SDXJ1bmpvdXJuYWwudjEirQQKDUpvdXJuYWxSZWNvcmQSCwoDc2VxGAEgASgDEhAKCG9wdGlvbmFsGAIgASgIEiMKBG1ldGEYCiABKAsyEy5ydW5qb3VybmFsLnYxLk1ldGFIABIxCglhc3Npc3RhbnQYCyABKAsyHC5ydW5qb3VybmFsLnYxLkFzc2lzdGFudFR1cm5IABIrCgR1c2VyGAwgASgLMhsucnVuam91cm5hbC52MS5Vc2VyRm9sbG93VXBIABIwCgt0b29sX3Jlc3VsdBgNIAEoCzIZLnJ1bmpvdXJuYWwudjEuVG9vbFJlc3VsdEgAEisKCGRlZmVycmFsGA4gASgLMhcucnVuam91cm5hbC52MS5EZWZlcnJhbEgAEisKCGFwcHJvdmFsGA8gASgLMhcucnVuam91cm5hbC52MS5BcHByb3ZhbEgAEisKBWNsYWltGBAgASgLMhoucnVuam91cm5hbC52MS5DbGFpbU5vdGljZUgAEisKCHRlcm1pbmFsGBEgASgLMhcucnVuam91cm5hbC52MS5UZXJtaW5hbEgAEjEKC3JlY29uZmlndXJlGBIgASgLMhoucnVuam91cm5hbC52MS5SZWNvbmZpZ3VyZUgAEiMKBG5vdGUYEyABKAsyEy5ydW5qb3VybmFsLnYxLk5vdGVIABIvCgpjb21wYWN0aW9uGBQgASgLMhkucnVuam91cm5hbC52MS5Db21wYWN0aW9uSABCCQoHcGF5bG9hZCJmChNDb252ZXJzYXRpb25NZXNzYWdlEiEKBHJvbGUYASABKA4yEy5ydW5qb3VybmFsLnYxLlJvbGUSLAoHY29udGVudBgCIAMoCzIbLnJ1bmpvdXJuYWwudjEuQ29udGVudEJsb2NrIokCCgxDb250ZW50QmxvY2sSKAoEdGV4dBgBIAEoCzIYLnJ1bmpvdXJuYWwudjEuVGV4dEJsb2NrSAASMAoIdGhpbmtpbmcYAiABKAsyHC5ydW5qb3VybmFsLnYxLlRoaW5raW5nQmxvY2tIABIvCgh0b29sX3VzZRgDIAEoCzIbLnJ1bmpvdXJuYWwudjEuVG9vbFVzZUJsb2NrSAASNQoLdG9vbF9yZXN1bHQYBCABKAsyHi5ydW5qb3VybmFsLnYxLlRvb2xSZXN1bHRCbG9ja0gAEiwKBm9wYXF1ZRgFIAEoCzIaLnJ1bmpvdXJuYWwudjEuT3BhcXVlQmxvY2tIAEIHCgVibG9jayIZCglUZXh0QmxvY2sSDAoEdGV4dBgBIAEoCSJUCg1UaGlua2luZ0Jsb2NrEhAKCHRoaW5raW5nGAEgASgJEhEKCXNpZ25hdHVyZRgCIAEoCRIQCghyZWRhY3RlZBgDIAEoCBIMCgRkYXRhGAQgASgJIlMKDFRvb2xVc2VCbG9jaxIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhIKCmlucHV0X2pzb24YAyABKAkSFQoNcHJvdmlkZXJfanNvbhgEIAEoCSJmCg9Ub29sUmVzdWx0QmxvY2sSEwoLdG9vbF91c2VfaWQYASABKAkSLAoHY29udGVudBgCIAMoCzIbLnJ1bmpvdXJuYWwudjEuQ29udGVudEJsb2NrEhAKCGlzX2Vycm9yGAMgASgIIjsKC09wYXF1ZUJsb2NrEhAKCHByb3ZpZGVyGAEgASgJEgwKBHR5cGUYAiABKAkSDAoEanNvbhgDIAEoCSKlAQoLRmluZ2VycHJpbnQSEAoIcHJvdmlkZXIYASABKAkSDQoFbW9kZWwYAiABKAkSHAoUc3lzdGVtX3Byb21wdF9zaGEyNTYYAyABKAkSFQoNdGhpbmtpbmdfbW9kZRgEIAEoCRIUCgx0b29sc19zaGEyNTYYBSABKAkSEgoKbWF4X3Rva2VucxgGIAEoBRIWCg5tYXhfaXRlcmF0aW9ucxgHIAEoBSLyAgoETWV0YRIWCg5mb3JtYXRfdmVyc2lvbhgBIAEoBRIOCgZydW5faWQYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZmluZ2VycHJpbnQYBCABKAsyGi5ydW5qb3VybmFsLnYxLkZpbmdlcnByaW50EisKBnByb21wdBgFIAMoCzIbLnJ1bmpvdXJuYWwudjEuQ29udGVudEJsb2NrEhMKC2ludGVyYWN0aXZlGAYgASgIEi8KBmxhYmVscxgHIAMoCzIfLnJ1bmpvdXJuYWwudjEuTWV0YS5MYWJlbHNFbnRyeRIPCgd0YXNrX2lkGAggASgJEi4KC2ZvcmtlZF9mcm9tGAkgASgLMhkucnVuam91cm5hbC52MS5Gb3JrT3JpZ2luGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiQAoKRm9ya09yaWdpbhIOCgZydW5faWQYASABKAkSCwoDc2VxGAIgASgFEhUKDXByZWZpeF9zaGEyNTYYAyABKAkiawoFVXNhZ2USFAoMaW5wdXRfdG9rZW5zGAEgASgFEhUKDW91dHB1dF90b2tlbnMYAiABKAUSGQoRY2FjaGVfcmVhZF90b2tlbnMYAyABKAUSGgoSY2FjaGVfd3JpdGVfdG9rZW5zGAQgASgFIqUBCg1Bc3Npc3RhbnRUdXJuEhEKCWl0ZXJhdGlvbhgBIAEoBRIsCgdjb250ZW50GAIgAygLMhsucnVuam91cm5hbC52MS5Db250ZW50QmxvY2sSLgoLc3RvcF9yZWFzb24YAyABKA4yGS5ydW5qb3VybmFsLnYxLlN0b3BSZWFzb24SIwoFdXNhZ2UYBCABKAsyFC5ydW5qb3VybmFsLnYxLlVzYWdlIjwKDFVzZXJGb2xsb3dVcBIsCgdjb250ZW50GAEgAygLMhsucnVuam91cm5hbC52MS5Db250ZW50QmxvY2sihgEKClRvb2xSZXN1bHQSEwoLdG9vbF91c2VfaWQYASABKAkSLAoHY29udGVudBgCIAMoCzIbLnJ1bmpvdXJuYWwudjEuQ29udGVudEJsb2NrEhAKCGlzX2Vycm9yGAMgASgIEg4KBnJlbW90ZRgEIAEoCBITCgthbnN3ZXJlZF9ieRgFIAEoCSJiCghEZWZlcnJhbBITCgt0b29sX3VzZV9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkSGQoRZXhwZWN0ZWRfYW5zd2VyZXIYAyABKAkSFgoObmVlZHNfYXBwcm92YWwYBCABKAgibAoIQXBwcm92YWwSEwoLdG9vbF91c2VfaWQYASABKAkSKQoIZGVjaXNpb24YAiABKA4yFy5ydW5qb3VybmFsLnYxLkRlY2lzaW9uEhAKCGFwcHJvdmVyGAMgASgJEg4KBnJlYXNvbhgEIAEoCSJLCgtDbGFpbU5vdGljZRIRCgl3b3JrZXJfaWQYASABKAkSDAoEaG9zdBgCIAEoCRILCgNwaWQYAyABKAUSDgoGcmVhc29uGAQgASgJIkoKCFRlcm1pbmFsEi0KBnJlYXNvbhgBIAEoDjIdLnJ1bmpvdXJuYWwudjEuVGVybWluYWxSZWFzb24SDwoHbWVzc2FnZRgCIAEoCSJWCgtSZWNvbmZpZ3VyZRIvCgtmaW5nZXJwcmludBgBIAEoCzIaLnJ1bmpvdXJuYWwudjEuRmluZ2VycHJpbnQSFgoOY2hhbmdlZF9maWVsZHMYAiADKAkiJwoETm90ZRIMCgR0ZXh0GAEgASgJEhEKCWRhdGFfanNvbhgCIAEoCSLjAQoKQ29tcGFjdGlvbhIQCgh1cHRvX3NlcRgBIAEoBRIzCgdzdW1tYXJ5GAIgAygLMiIucnVuam91cm5hbC52MS5Db252ZXJzYXRpb25NZXNzYWdlEhAKCHByb3ZpZGVyGAMgASgJEg0KBW1vZGVsGAQgASgJEjEKB3RyaWdnZXIYBSABKA4yIC5ydW5qb3VybmFsLnYxLkNvbXBhY3Rpb25UcmlnZ2VyEhUKDXRva2Vuc19iZWZvcmUYBiABKAUSIwoFdXNhZ2UYByABKAsyFC5ydW5qb3VybmFsLnYxLlVzYWdlKj8KBFJvbGUSFAoQUk9MRV9VTlNQRUNJRklFRBAAEg0KCVJPTEVfVVNFUhABEhIKDlJPTEVfQVNTSVNUQU5UEAIqmAIKClN0b3BSZWFzb24SGwoXU1RPUF9SRUFTT05fVU5TUEVDSUZJRUQQABIYChRTVE9QX1JFQVNPTl9FTkRfVFVSThABEhgKFFNUT1BfUkVBU09OX1RPT0xfVVNFEAISGgoWU1RPUF9SRUFTT05fTUFYX1RPS0VOUxADEh0KGVNUT1BfUkVBU09OX1NUT1BfU0VRVUVOQ0UQBBIaChZTVE9QX1JFQVNPTl9QQVVTRV9UVVJOEAUSFwoTU1RPUF9SRUFTT05fUkVGVVNBTBAGEhoKFlNUT1BfUkVBU09OX0NPTVBBQ1RJT04QBxItCilTVE9QX1JFQVNPTl9NT0RFTF9DT05URVhUX1dJTkRPV19FWENFRURFRBAIKlAKCERlY2lzaW9uEhgKFERFQ0lTSU9OX1VOU1BFQ0lGSUVEEAASFQoRREVDSVNJT05fQVBQUk9WRUQQARITCg9ERUNJU0lPTl9ERU5JRUQQAirpAQoOVGVybWluYWxSZWFzb24SHwobVEVSTUlOQUxfUkVBU09OX1VOU1BFQ0lGSUVEEAASHQoZVEVSTUlOQUxfUkVBU09OX0NPTVBMRVRFRBABEh0KGVRFUk1JTkFMX1JFQVNPTl9TVVNQRU5ERUQQAhIZChVURVJNSU5BTF9SRUFTT05fRVJST1IQAxIaChZURVJNSU5BTF9SRUFTT05fQlVER0VUEAQSIgoeVEVSTUlOQUxfUkVBU09OX01BWF9JVEVSQVRJT05TEAUSHQoZVEVSTUlOQUxfUkVBU09OX0NBTkNFTExFRBAGKpQBChFDb21wYWN0aW9uVHJpZ2dlchIiCh5DT01QQUNUSU9OX1RSSUdHRVJfVU5TUEVDSUZJRUQQABIdChlDT01QQUNUSU9OX1RSSUdHRVJfTUFOVUFMEAESGwoXQ09NUEFDVElPTl9UUklHR0VSX0FVVE8QAhIfChtDT01QQUNUSU9OX1RSSUdHRVJfUFJPVklERVIQA2IGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("ChtydW5qb3VybmFsL3YxL3JlY29yZHMucHJvdG8SDXJ1bmpvdXJuYWwudjEirQQKDUpvdXJuYWxSZWNvcmQSCwoDc2VxGAEgASgDEhAKCG9wdGlvbmFsGAIgASgIEiMKBG1ldGEYCiABKAsyEy5ydW5qb3VybmFsLnYxLk1ldGFIABIxCglhc3Npc3RhbnQYCyABKAsyHC5ydW5qb3VybmFsLnYxLkFzc2lzdGFudFR1cm5IABIrCgR1c2VyGAwgASgLMhsucnVuam91cm5hbC52MS5Vc2VyRm9sbG93VXBIABIwCgt0b29sX3Jlc3VsdBgNIAEoCzIZLnJ1bmpvdXJuYWwudjEuVG9vbFJlc3VsdEgAEisKCGRlZmVycmFsGA4gASgLMhcucnVuam91cm5hbC52MS5EZWZlcnJhbEgAEisKCGFwcHJvdmFsGA8gASgLMhcucnVuam91cm5hbC52MS5BcHByb3ZhbEgAEisKBWNsYWltGBAgASgLMhoucnVuam91cm5hbC52MS5DbGFpbU5vdGljZUgAEisKCHRlcm1pbmFsGBEgASgLMhcucnVuam91cm5hbC52MS5UZXJtaW5hbEgAEjEKC3JlY29uZmlndXJlGBIgASgLMhoucnVuam91cm5hbC52MS5SZWNvbmZpZ3VyZUgAEiMKBG5vdGUYEyABKAsyEy5ydW5qb3VybmFsLnYxLk5vdGVIABIvCgpjb21wYWN0aW9uGBQgASgLMhkucnVuam91cm5hbC52MS5Db21wYWN0aW9uSABCCQoHcGF5bG9hZCJmChNDb252ZXJzYXRpb25NZXNzYWdlEiEKBHJvbGUYASABKA4yEy5ydW5qb3VybmFsLnYxLlJvbGUSLAoHY29udGVudBgCIAMoCzIbLnJ1bmpvdXJuYWwudjEuQ29udGVudEJsb2NrIokCCgxDb250ZW50QmxvY2sSKAoEdGV4dBgBIAEoCzIYLnJ1bmpvdXJuYWwudjEuVGV4dEJsb2NrSAASMAoIdGhpbmtpbmcYAiABKAsyHC5ydW5qb3VybmFsLnYxLlRoaW5raW5nQmxvY2tIABIvCgh0b29sX3VzZRgDIAEoCzIbLnJ1bmpvdXJuYWwudjEuVG9vbFVzZUJsb2NrSAASNQoLdG9vbF9yZXN1bHQYBCABKAsyHi5ydW5qb3VybmFsLnYxLlRvb2xSZXN1bHRCbG9ja0gAEiwKBm9wYXF1ZRgFIAEoCzIaLnJ1bmpvdXJuYWwudjEuT3BhcXVlQmxvY2tIAEIHCgVibG9jayIZCglUZXh0QmxvY2sSDAoEdGV4dBgBIAEoCSJUCg1UaGlua2luZ0Jsb2NrEhAKCHRoaW5raW5nGAEgASgJEhEKCXNpZ25hdHVyZRgCIAEoCRIQCghyZWRhY3RlZBgDIAEoCBIMCgRkYXRhGAQgASgJIlMKDFRvb2xVc2VCbG9jaxIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhIKCmlucHV0X2pzb24YAyABKAkSFQoNcHJvdmlkZXJfanNvbhgEIAEoCSJmCg9Ub29sUmVzdWx0QmxvY2sSEwoLdG9vbF91c2VfaWQYASABKAkSLAoHY29udGVudBgCIAMoCzIbLnJ1bmpvdXJuYWwudjEuQ29udGVudEJsb2NrEhAKCGlzX2Vycm9yGAMgASgIIjsKC09wYXF1ZUJsb2NrEhAKCHByb3ZpZGVyGAEgASgJEgwKBHR5cGUYAiABKAkSDAoEanNvbhgDIAEoCSKlAQoLRmluZ2VycHJpbnQSEAoIcHJvdmlkZXIYASABKAkSDQoFbW9kZWwYAiABKAkSHAoUc3lzdGVtX3Byb21wdF9zaGEyNTYYAyABKAkSFQoNdGhpbmtpbmdfbW9kZRgEIAEoCRIUCgx0b29sc19zaGEyNTYYBSABKAkSEgoKbWF4X3Rva2VucxgGIAEoBRIWCg5tYXhfaXRlcmF0aW9ucxgHIAEoBSKiAwoETWV0YRIWCg5mb3JtYXRfdmVyc2lvbhgBIAEoBRIOCgZydW5faWQYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZmluZ2VycHJpbnQYBCABKAsyGi5ydW5qb3VybmFsLnYxLkZpbmdlcnByaW50EisKBnByb21wdBgFIAMoCzIbLnJ1bmpvdXJuYWwudjEuQ29udGVudEJsb2NrEhMKC2ludGVyYWN0aXZlGAYgASgIEi8KBmxhYmVscxgHIAMoCzIfLnJ1bmpvdXJuYWwudjEuTWV0YS5MYWJlbHNFbnRyeRIPCgd0YXNrX2lkGAggASgJEi4KC2ZvcmtlZF9mcm9tGAkgASgLMhkucnVuam91cm5hbC52MS5Gb3JrT3JpZ2luEi4KCnNwYXduZWRfYnkYCiABKAsyGi5ydW5qb3VybmFsLnYxLlNwYXduT3JpZ2luGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiVAoLU3Bhd25PcmlnaW4SDgoGcnVuX2lkGAEgASgJEhMKC3Rvb2xfdXNlX2lkGAIgASgJEgsKA3NlcRgDIAEoBRITCgtyb290X3J1bl9pZBgEIAEoCSJACgpGb3JrT3JpZ2luEg4KBnJ1bl9pZBgBIAEoCRILCgNzZXEYAiABKAUSFQoNcHJlZml4X3NoYTI1NhgDIAEoCSJrCgVVc2FnZRIUCgxpbnB1dF90b2tlbnMYASABKAUSFQoNb3V0cHV0X3Rva2VucxgCIAEoBRIZChFjYWNoZV9yZWFkX3Rva2VucxgDIAEoBRIaChJjYWNoZV93cml0ZV90b2tlbnMYBCABKAUipQEKDUFzc2lzdGFudFR1cm4SEQoJaXRlcmF0aW9uGAEgASgFEiwKB2NvbnRlbnQYAiADKAsyGy5ydW5qb3VybmFsLnYxLkNvbnRlbnRCbG9jaxIuCgtzdG9wX3JlYXNvbhgDIAEoDjIZLnJ1bmpvdXJuYWwudjEuU3RvcFJlYXNvbhIjCgV1c2FnZRgEIAEoCzIULnJ1bmpvdXJuYWwudjEuVXNhZ2UiPAoMVXNlckZvbGxvd1VwEiwKB2NvbnRlbnQYASADKAsyGy5ydW5qb3VybmFsLnYxLkNvbnRlbnRCbG9jayKiAQoKVG9vbFJlc3VsdBITCgt0b29sX3VzZV9pZBgBIAEoCRIsCgdjb250ZW50GAIgAygLMhsucnVuam91cm5hbC52MS5Db250ZW50QmxvY2sSEAoIaXNfZXJyb3IYAyABKAgSDgoGcmVtb3RlGAQgASgIEhMKC2Fuc3dlcmVkX2J5GAUgASgJEhoKEmFuc3dlcmVkX2J5X3J1bl9pZBgGIAEoCSJ4CghEZWZlcnJhbBITCgt0b29sX3VzZV9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkSGQoRZXhwZWN0ZWRfYW5zd2VyZXIYAyABKAkSFgoObmVlZHNfYXBwcm92YWwYBCABKAgSFAoMY2hpbGRfcnVuX2lkGAUgASgJImwKCEFwcHJvdmFsEhMKC3Rvb2xfdXNlX2lkGAEgASgJEikKCGRlY2lzaW9uGAIgASgOMhcucnVuam91cm5hbC52MS5EZWNpc2lvbhIQCghhcHByb3ZlchgDIAEoCRIOCgZyZWFzb24YBCABKAkiSwoLQ2xhaW1Ob3RpY2USEQoJd29ya2VyX2lkGAEgASgJEgwKBGhvc3QYAiABKAkSCwoDcGlkGAMgASgFEg4KBnJlYXNvbhgEIAEoCSJKCghUZXJtaW5hbBItCgZyZWFzb24YASABKA4yHS5ydW5qb3VybmFsLnYxLlRlcm1pbmFsUmVhc29uEg8KB21lc3NhZ2UYAiABKAkiVgoLUmVjb25maWd1cmUSLwoLZmluZ2VycHJpbnQYASABKAsyGi5ydW5qb3VybmFsLnYxLkZpbmdlcnByaW50EhYKDmNoYW5nZWRfZmllbGRzGAIgAygJIicKBE5vdGUSDAoEdGV4dBgBIAEoCRIRCglkYXRhX2pzb24YAiABKAki4wEKCkNvbXBhY3Rpb24SEAoIdXB0b19zZXEYASABKAUSMwoHc3VtbWFyeRgCIAMoCzIiLnJ1bmpvdXJuYWwudjEuQ29udmVyc2F0aW9uTWVzc2FnZRIQCghwcm92aWRlchgDIAEoCRINCgVtb2RlbBgEIAEoCRIxCgd0cmlnZ2VyGAUgASgOMiAucnVuam91cm5hbC52MS5Db21wYWN0aW9uVHJpZ2dlchIVCg10b2tlbnNfYmVmb3JlGAYgASgFEiMKBXVzYWdlGAcgASgLMhQucnVuam91cm5hbC52MS5Vc2FnZSo/CgRSb2xlEhQKEFJPTEVfVU5TUEVDSUZJRUQQABINCglST0xFX1VTRVIQARISCg5ST0xFX0FTU0lTVEFOVBACKpgCCgpTdG9wUmVhc29uEhsKF1NUT1BfUkVBU09OX1VOU1BFQ0lGSUVEEAASGAoUU1RPUF9SRUFTT05fRU5EX1RVUk4QARIYChRTVE9QX1JFQVNPTl9UT09MX1VTRRACEhoKFlNUT1BfUkVBU09OX01BWF9UT0tFTlMQAxIdChlTVE9QX1JFQVNPTl9TVE9QX1NFUVVFTkNFEAQSGgoWU1RPUF9SRUFTT05fUEFVU0VfVFVSThAFEhcKE1NUT1BfUkVBU09OX1JFRlVTQUwQBhIaChZTVE9QX1JFQVNPTl9DT01QQUNUSU9OEAcSLQopU1RPUF9SRUFTT05fTU9ERUxfQ09OVEVYVF9XSU5ET1dfRVhDRUVERUQQCCpQCghEZWNpc2lvbhIYChRERUNJU0lPTl9VTlNQRUNJRklFRBAAEhUKEURFQ0lTSU9OX0FQUFJPVkVEEAESEwoPREVDSVNJT05fREVOSUVEEAIq6QEKDlRlcm1pbmFsUmVhc29uEh8KG1RFUk1JTkFMX1JFQVNPTl9VTlNQRUNJRklFRBAAEh0KGVRFUk1JTkFMX1JFQVNPTl9DT01QTEVURUQQARIdChlURVJNSU5BTF9SRUFTT05fU1VTUEVOREVEEAISGQoVVEVSTUlOQUxfUkVBU09OX0VSUk9SEAMSGgoWVEVSTUlOQUxfUkVBU09OX0JVREdFVBAEEiIKHlRFUk1JTkFMX1JFQVNPTl9NQVhfSVRFUkFUSU9OUxAFEh0KGVRFUk1JTkFMX1JFQVNPTl9DQU5DRUxMRUQQBiqUAQoRQ29tcGFjdGlvblRyaWdnZXISIgoeQ09NUEFDVElPTl9UUklHR0VSX1VOU1BFQ0lGSUVEEAASHQoZQ09NUEFDVElPTl9UUklHR0VSX01BTlVBTBABEhsKF0NPTVBBQ1RJT05fVFJJR0dFUl9BVVRPEAISHwobQ09NUEFDVElPTl9UUklHR0VSX1BST1ZJREVSEANiBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * One journal record: its position, its forward-compatibility flag and its
@@ -578,6 +578,18 @@ export type Meta = Message<"runjournal.v1.Meta"> & {
    * @generated from field: runjournal.v1.ForkOrigin forked_from = 9;
    */
   forkedFrom?: ForkOrigin | undefined;
+
+  /**
+   * Set only on a child run made by JournalService.SpawnRun: the parent call
+   * it answers. Only the server writes it (an appended meta carrying it is
+   * INVALID_RECORD). Journal format 2 and later: the server delivers the
+   * child's outcome to the parent and refuses to delete the parent alone
+   * because of it, so a reader that skipped it would decide both the other
+   * way; a format-1 run never holds it.
+   *
+   * @generated from field: runjournal.v1.SpawnOrigin spawned_by = 10;
+   */
+  spawnedBy?: SpawnOrigin | undefined;
 };
 
 /**
@@ -586,6 +598,50 @@ export type Meta = Message<"runjournal.v1.Meta"> & {
  */
 export const MetaSchema: GenMessage<Meta> = /*@__PURE__*/
   messageDesc(file_runjournal_v1_records, 9);
+
+/**
+ * The parent call a child run was spawned for (Meta.spawned_by).
+ *
+ * @generated from message runjournal.v1.SpawnOrigin
+ */
+export type SpawnOrigin = Message<"runjournal.v1.SpawnOrigin"> & {
+  /**
+   * The parent run's id.
+   *
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * The parent's tool call this child answers.
+   *
+   * @generated from field: string tool_use_id = 2;
+   */
+  toolUseId: string;
+
+  /**
+   * The seq of the parent's assistant record that asked for the call (an
+   * int32, as every number in a record payload is).
+   *
+   * @generated from field: int32 seq = 3;
+   */
+  seq: number;
+
+  /**
+   * The first run of the tree: the parent's own root, or the parent when no
+   * run spawned it.
+   *
+   * @generated from field: string root_run_id = 4;
+   */
+  rootRunId: string;
+};
+
+/**
+ * Describes the message runjournal.v1.SpawnOrigin.
+ * Use `create(SpawnOriginSchema)` to create a new message.
+ */
+export const SpawnOriginSchema: GenMessage<SpawnOrigin> = /*@__PURE__*/
+  messageDesc(file_runjournal_v1_records, 10);
 
 /**
  * Where a forked run branched off its source run.
@@ -624,7 +680,7 @@ export type ForkOrigin = Message<"runjournal.v1.ForkOrigin"> & {
  * Use `create(ForkOriginSchema)` to create a new message.
  */
 export const ForkOriginSchema: GenMessage<ForkOrigin> = /*@__PURE__*/
-  messageDesc(file_runjournal_v1_records, 10);
+  messageDesc(file_runjournal_v1_records, 11);
 
 /**
  * Token usage of one model call. Absent fields fold as zero.
@@ -666,7 +722,7 @@ export type Usage = Message<"runjournal.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_runjournal_v1_records, 11);
+  messageDesc(file_runjournal_v1_records, 12);
 
 /**
  * Payload of `runjournal.v1.assistant`: one LLM call. It commits the previous
@@ -710,7 +766,7 @@ export type AssistantTurn = Message<"runjournal.v1.AssistantTurn"> & {
  * Use `create(AssistantTurnSchema)` to create a new message.
  */
 export const AssistantTurnSchema: GenMessage<AssistantTurn> = /*@__PURE__*/
-  messageDesc(file_runjournal_v1_records, 12);
+  messageDesc(file_runjournal_v1_records, 13);
 
 /**
  * Payload of `runjournal.v1.user`: a free-standing follow-up message. It
@@ -732,7 +788,7 @@ export type UserFollowUp = Message<"runjournal.v1.UserFollowUp"> & {
  * Use `create(UserFollowUpSchema)` to create a new message.
  */
 export const UserFollowUpSchema: GenMessage<UserFollowUp> = /*@__PURE__*/
-  messageDesc(file_runjournal_v1_records, 13);
+  messageDesc(file_runjournal_v1_records, 14);
 
 /**
  * Payload of `runjournal.v1.tool_result`: the result of one call of the open
@@ -781,6 +837,16 @@ export type ToolResult = Message<"runjournal.v1.ToolResult"> & {
    * @generated from field: string answered_by = 5;
    */
   answeredBy: string;
+
+  /**
+   * The child run whose outcome this result is (JournalService.SpawnRun):
+   * the child's final answer, or an error naming how it stopped. Only the
+   * server writes it, once per call (an appended result carrying it is
+   * INVALID_RECORD). Journal format 2 and later. Absent folds as "".
+   *
+   * @generated from field: string answered_by_run_id = 6;
+   */
+  answeredByRunId: string;
 };
 
 /**
@@ -788,7 +854,7 @@ export type ToolResult = Message<"runjournal.v1.ToolResult"> & {
  * Use `create(ToolResultSchema)` to create a new message.
  */
 export const ToolResultSchema: GenMessage<ToolResult> = /*@__PURE__*/
-  messageDesc(file_runjournal_v1_records, 14);
+  messageDesc(file_runjournal_v1_records, 15);
 
 /**
  * Payload of `runjournal.v1.deferral`: a call of the open turn awaits an
@@ -827,6 +893,17 @@ export type Deferral = Message<"runjournal.v1.Deferral"> & {
    * @generated from field: bool needs_approval = 4;
    */
   needsApproval: boolean;
+
+  /**
+   * The child run the call was delegated to (JournalService.SpawnRun): the
+   * call waits for that run's outcome, which the server writes as its result
+   * once the child stops. Only the server writes it (an appended deferral
+   * carrying it is INVALID_RECORD). Journal format 2 and later. Absent folds
+   * as "": a deferral to a person or another system.
+   *
+   * @generated from field: string child_run_id = 5;
+   */
+  childRunId: string;
 };
 
 /**
@@ -834,7 +911,7 @@ export type Deferral = Message<"runjournal.v1.Deferral"> & {
  * Use `create(DeferralSchema)` to create a new message.
  */
 export const DeferralSchema: GenMessage<Deferral> = /*@__PURE__*/
-  messageDesc(file_runjournal_v1_records, 15);
+  messageDesc(file_runjournal_v1_records, 16);
 
 /**
  * Payload of `runjournal.v1.approval`: a decision on a call of the open turn.
@@ -880,7 +957,7 @@ export type Approval = Message<"runjournal.v1.Approval"> & {
  * Use `create(ApprovalSchema)` to create a new message.
  */
 export const ApprovalSchema: GenMessage<Approval> = /*@__PURE__*/
-  messageDesc(file_runjournal_v1_records, 16);
+  messageDesc(file_runjournal_v1_records, 17);
 
 /**
  * Payload of `runjournal.v1.claim`: a worker took over the run. Diagnostic
@@ -923,7 +1000,7 @@ export type ClaimNotice = Message<"runjournal.v1.ClaimNotice"> & {
  * Use `create(ClaimNoticeSchema)` to create a new message.
  */
 export const ClaimNoticeSchema: GenMessage<ClaimNotice> = /*@__PURE__*/
-  messageDesc(file_runjournal_v1_records, 17);
+  messageDesc(file_runjournal_v1_records, 18);
 
 /**
  * Payload of `runjournal.v1.terminal`: why the run stopped. It describes the
@@ -952,7 +1029,7 @@ export type Terminal = Message<"runjournal.v1.Terminal"> & {
  * Use `create(TerminalSchema)` to create a new message.
  */
 export const TerminalSchema: GenMessage<Terminal> = /*@__PURE__*/
-  messageDesc(file_runjournal_v1_records, 18);
+  messageDesc(file_runjournal_v1_records, 19);
 
 /**
  * Payload of `runjournal.v1.reconfigure`: a resume crossed a fingerprint
@@ -987,7 +1064,7 @@ export type Reconfigure = Message<"runjournal.v1.Reconfigure"> & {
  * Use `create(ReconfigureSchema)` to create a new message.
  */
 export const ReconfigureSchema: GenMessage<Reconfigure> = /*@__PURE__*/
-  messageDesc(file_runjournal_v1_records, 19);
+  messageDesc(file_runjournal_v1_records, 20);
 
 /**
  * Payload of `runjournal.v1.note`: progress for people and UIs. Always
@@ -1016,7 +1093,7 @@ export type Note = Message<"runjournal.v1.Note"> & {
  * Use `create(NoteSchema)` to create a new message.
  */
 export const NoteSchema: GenMessage<Note> = /*@__PURE__*/
-  messageDesc(file_runjournal_v1_records, 20);
+  messageDesc(file_runjournal_v1_records, 21);
 
 /**
  * Payload of `runjournal.v1.compaction`: from here on, the conversation sent
@@ -1102,7 +1179,7 @@ export type Compaction = Message<"runjournal.v1.Compaction"> & {
  * Use `create(CompactionSchema)` to create a new message.
  */
 export const CompactionSchema: GenMessage<Compaction> = /*@__PURE__*/
-  messageDesc(file_runjournal_v1_records, 21);
+  messageDesc(file_runjournal_v1_records, 22);
 
 /**
  * The author of a conversation message.
