@@ -19,10 +19,26 @@ def test_tool_input_is_canonical_json_whatever_the_key_order() -> None:
     assert json.loads(first.tool_use.input_json) == {"a": {"c": None, "d": [1, "é"]}, "b": 1}
 
 
-@pytest.mark.parametrize("bad", [[1, 2], "text", None])
+@pytest.mark.parametrize("bad", [[1, 2], 3, None])
 def test_tool_input_must_be_a_json_object(bad: object) -> None:
     with pytest.raises(TypeError):
         runjournal.tool_use_block("c1", "search", bad)  # type: ignore[arg-type]
+
+
+def test_tool_input_given_as_text_is_kept_as_written_and_the_server_judges_it() -> None:
+    """A provider's text of the input (key order, spacing, escapes) is stored verbatim; the server checks it."""
+    text = '{"b": 1, "a": "\\u00e9"}'
+    block = runjournal.tool_use_block("c1", "search", text, provider_json='{"id":"c1"}')
+    assert block.tool_use.input_json == text
+    assert block.tool_use.provider_json == '{"id":"c1"}'
+
+
+def test_an_opaque_block_keeps_a_providers_text_or_writes_a_value_but_not_both() -> None:
+    text = '{"type": "image",  "z": 1, "a": 2}'
+    assert runjournal.opaque_block("anthropic", "image", json_text=text).opaque.json == text
+    assert runjournal.opaque_block("anthropic", "image", {"z": 1, "a": 2}).opaque.json == '{"a":2,"z":1}'
+    with pytest.raises(ValueError):
+        runjournal.opaque_block("anthropic", "image", {"a": 1}, json_text=text)
 
 
 def test_tool_input_refuses_nan() -> None:
