@@ -3,9 +3,10 @@
 //
 // Errors. Every refusal is a gRPC status carrying a `google.rpc.ErrorInfo`
 // detail with domain "runjournal.dev" and a stable upper-case `reason`; clients
-// branch on the reason, never on the message text. (Only gRPC's own refusals,
-// before the server reads a call, carry none: RESOURCE_EXHAUSTED for a request
-// over the receive limit or a call beyond the server's concurrent-call cap.) The metadata carries the
+// branch on the reason, never on the message text. (Only gRPC's own refusals
+// carry none: RESOURCE_EXHAUSTED for a request over the receive limit; and a
+// call refused UNAVAILABLE while the server shuts down, which did nothing and
+// is resent like a transport failure.) The metadata carries the
 // numbers a client needs (`run_id`, `last_seq`, `claim_token`, `claimed_by`,
 // `answered_at_seq`, `line`, `seq`, ...). The reasons and their codes:
 //
@@ -36,6 +37,8 @@
 //   UNAUTHENTICATED      UNAUTHENTICATED    token auth is on and no valid bearer token was sent
 //   PERMISSION_DENIED    PERMISSION_DENIED  the run id is outside the token's run-id prefixes, or
 //                                           the call needs a scope the token lacks
+//   TOO_MANY_CALLS       RESOURCE_EXHAUSTED the server serves as many calls of this kind as it
+//                                           admits at once; nothing was done
 //
 // The metadata of each reason (values are strings: integers in decimal, lists
 // comma-joined; `?` marks a key present only when it applies). This table is
@@ -66,6 +69,7 @@
 //   UNAUTHENTICATED      (none)
 //   PERMISSION_DENIED    principal (the token's name), run_id? or task_id?, scope?
 //   TASK_NOT_FOUND, TASK_CONFLICT, ALREADY_COMPLETED, TASK_DELETED   task_id
+//   TOO_MANY_CALLS       budget ("calls", "health" or "connection"), limit
 //
 // `index` is set only by AppendBatch, on a refusal about one record of the
 // batch: its 0-based position in `AppendBatchRequest.records`.
