@@ -144,6 +144,8 @@ def test_a_query_goes_to_list_runs_and_back_to_its_link_unchanged():
             ("label", "tier=a=b"),
             ("task", "t-1"),
             ("parent", "src"),
+            ("spawned_by", "lead-1"),
+            ("root", "lead-0"),
             ("created_from", "2031-05-04"),
             ("created_before", "2031-05-05T10:30+02:00"),
             ("size", "7"),
@@ -154,6 +156,8 @@ def test_a_query_goes_to_list_runs_and_back_to_its_link_unchanged():
     assert query.list_arguments() == {
         "task_id": "t-1",
         "parent_run_id": "src",
+        "spawned_by_run_id": "lead-1",
+        "root_run_id": "lead-0",
         "status": "suspended",
         "labels": {"team": "search", "tier": "a=b"},
     }

@@ -54,6 +54,8 @@ class RunFilter:
 RUN_FILTERS = (
     RunFilter("task", "task", "task_id"),
     RunFilter("parent", "forked from", "parent_run_id"),
+    RunFilter("spawned_by", "sub-agent of", "spawned_by_run_id"),
+    RunFilter("root", "root run", "root_run_id"),
 )
 
 
