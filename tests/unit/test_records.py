@@ -903,6 +903,28 @@ def test_every_encoded_body_and_line_matches_its_schema(record: pb.JournalRecord
     assert schema_for("line").is_valid(json.loads(stored.line))
 
 
+def test_the_fields_only_the_server_writes_match_the_schemas() -> None:
+    """A fork's and a child's meta, a delegation and a child's result: written by the server, read by tools."""
+    meta = BASES[Kind.META]()
+    meta.meta.forked_from.run_id = "source-run"
+    meta.meta.forked_from.seq = 7
+    meta.meta.forked_from.prefix_sha256 = "ab" * 32
+    meta.meta.spawned_by.run_id = "lead"
+    meta.meta.spawned_by.tool_use_id = "toolu_01"
+    meta.meta.spawned_by.seq = 4
+    meta.meta.spawned_by.root_run_id = "lead"
+    deferral = BASES[Kind.DEFERRAL]()
+    deferral.deferral.child_run_id = "child-1"
+    result = BASES[Kind.TOOL_RESULT]()
+    result.tool_result.answered_by_run_id = "child-1"
+    for record in (meta, deferral, result):
+        stored = encode(record)
+        assert [e.message for e in schema_for(stored.kind).iter_errors(json.loads(stored.body))] == []
+    body = json.loads(encode(meta).body)
+    body["payload"]["spawned_by"]["seq"] = 0
+    assert not schema_for("meta").is_valid(body)
+
+
 @pytest.mark.parametrize("kind", list(Kind))
 def test_a_body_is_refused_by_the_schema_of_another_kind(kind: Kind) -> None:
     body = json.loads(encode(BASES[kind]()).body)
