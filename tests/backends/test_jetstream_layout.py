@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runjournal_server.backends.jetstream.layout import Fence, Layout, write_headers
+from runjournal_server.backends.jetstream.layout import Fence, Layout, subject_problem, write_headers
 
 LAYOUT = Layout("rj.test")
 
@@ -58,3 +58,26 @@ def test_subjects_built_are_the_subjects_parsed() -> None:
 def test_no_subject_is_built_from_an_unchecked_task_id() -> None:
     with pytest.raises(ValueError, match="invalid task id"):
         LAYOUT.task("../x", "request")
+
+
+def test_records_appended_after_the_subjects_were_listed_are_no_gap() -> None:
+    """The list is taken before the last record is read: a concurrent append is above every listed record.
+
+    Seen under load (6 writers on one run, a Read beside them): the list held 1..47, the last record read
+    just after was 49, and 48 was reported missing, a corrupt journal, about a healthy run.
+    """
+    listed = [LAYOUT.subject("r1", seq) for seq in range(1, 48)]
+    assert subject_problem(LAYOUT, "r1", listed, 49) is None
+
+
+def test_a_gap_below_a_listed_record_is_reported_with_the_later_subject() -> None:
+    listed = [LAYOUT.subject("r1", seq) for seq in (*range(1, 48), 49)]
+    assert subject_problem(LAYOUT, "r1", listed, 49) == (
+        "seq 48 is missing, but the stream holds a later message on 'rj.test.r1.49'",
+        48,
+    )
+    # and with more appended since the list: still the listed record that proves the gap is named
+    assert subject_problem(LAYOUT, "r1", listed, 52) == (
+        "seq 48 is missing, but the stream holds a later message on 'rj.test.r1.49'",
+        48,
+    )

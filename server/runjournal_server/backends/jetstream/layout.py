@@ -165,15 +165,16 @@ def not_a_record(subject: str) -> str:
     return f"the stream holds a message on {subject!r}, not a record subject (published outside runjournal)"
 
 
-def subject_problem(
-    layout: Layout, run_id: str, subjects: Sequence[str], top: int, top_subject: str
-) -> tuple[str, int | None] | None:
-    """What is wrong with a run's subjects whose last record is ``top`` (on ``top_subject``), with its seq.
+def subject_problem(layout: Layout, run_id: str, subjects: Sequence[str], top: int) -> tuple[str, int | None] | None:
+    """What is wrong with a run's subjects whose last record is ``top``, with its seq.
 
     A healthy run holds exactly the subjects of seqs 1..top. A malformed
     subject is reported first, then a record subject above ``top`` (stored
     before the last record, so not by runjournal), then the first seq
-    missing below it.
+    missing below the highest one listed. ``subjects`` is listed before
+    ``top`` is read, so records appended in between are above every listed
+    one and are no gap: a seq is missing only where the list holds a later
+    record.
     """
     seqs = {subject: layout.seq_of(run_id, subject) for subject in subjects}
     for subject, seq in sorted(seqs.items()):
@@ -187,7 +188,9 @@ def subject_problem(
                 seq,
             )
     present = set(seqs.values())
-    missing = next((seq for seq in range(1, top) if seq not in present), None)
+    listed_top = max((seq for seq in present if seq is not None), default=0)
+    missing = next((seq for seq in range(1, listed_top) if seq not in present), None)
     if missing is not None:
-        return f"seq {missing} is missing, but the stream holds a later message on {top_subject!r}", missing
+        later = next(subject for subject, seq in seqs.items() if seq == listed_top)
+        return f"seq {missing} is missing, but the stream holds a later message on {later!r}", missing
     return None

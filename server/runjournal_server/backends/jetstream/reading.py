@@ -180,7 +180,7 @@ class StreamReader:
         if last is None or self._layout.subject(run_id, 1) not in subjects:
             raise self._no_meta(run_id, subjects, last)
         top = self._seq_of(run_id, last)
-        problem = subject_problem(self._layout, run_id, subjects, top, last.subject)
+        problem = subject_problem(self._layout, run_id, subjects, top)
         if problem is not None:
             detail, seq = problem
             raise CorruptJournalError(run_id, detail, seq=seq)
