@@ -54,7 +54,7 @@ import {
 } from "./gen/runjournal/v1/task_service_pb.js";
 import { canonicalJson } from "./fingerprint.js";
 import { readItem, type StoredRecord } from "./read-item.js";
-import { Attempts, type RetryPolicy, retryPolicy, sleep } from "./retry.js";
+import { Attempts, pauseUnlessAborted, type RetryPolicy, retryPolicy, sleep } from "./retry.js";
 import { type RunsItem, RunsResume, type WatchItem, watchItem } from "./watch.js";
 
 export { readItem, type StoredRecord } from "./read-item.js";
@@ -379,6 +379,7 @@ export class JournalClient {
     const attempts = this.channel.attempts();
     let next = options.fromSeq ?? 0n;
     for (;;) {
+      if (options.signal?.aborted) return; // the caller's own stop, before or between streams
       const controller = new AbortController();
       const onAbort = () => controller.abort(options.signal?.reason);
       options.signal?.addEventListener("abort", onAbort, { once: true });
@@ -392,12 +393,13 @@ export class JournalClient {
         }
         return;
       } catch (err) {
+        if (options.signal?.aborted) return; // the caller's own stop ends the loop, nothing thrown
         delay = attempts.delayAfter(asTransportFailure(err, options.signal));
       } finally {
         options.signal?.removeEventListener("abort", onAbort);
         controller.abort(); // ends the stream when the consumer stops early
       }
-      await sleep(delay, options.signal);
+      if (!(await pauseUnlessAborted(delay, options.signal))) return;
     }
   }
 
@@ -405,7 +407,7 @@ export class JournalClient {
    * Follows the run: its stored records after `afterSeq` in seq order, one `caughtUp`
    * item (everything stored when the watch began has been yielded), then each record
    * as it is acknowledged, with no gap and no duplicate. It never ends by itself:
-   * stop iterating (or abort `signal`). The stream has no deadline.
+   * stop iterating or abort `signal` (either ends the loop, nothing thrown). The stream has no deadline.
    *
    * After a transport failure (UNAVAILABLE or DEADLINE_EXCEEDED without a reason, or
    * a stream the server ended) it watches again from the last seq yielded, within the
@@ -418,6 +420,7 @@ export class JournalClient {
     let last = options.afterSeq ?? 0n;
     let caughtUp = false;
     for (;;) {
+      if (options.signal?.aborted) return; // the caller's own stop, before or between streams
       const stream = this.stream(options.signal);
       let delay: number;
       try {
@@ -431,11 +434,12 @@ export class JournalClient {
         }
         delay = attempts.delayAfter(STREAM_ENDED);
       } catch (err) {
+        if (options.signal?.aborted) return; // the caller's own stop ends the loop, nothing thrown
         delay = attempts.delayAfter(asTransportFailure(err, options.signal));
       } finally {
         stream.end();
       }
-      await sleep(delay, options.signal);
+      if (!(await pauseUnlessAborted(delay, options.signal))) return;
     }
   }
 
@@ -461,6 +465,7 @@ export class JournalClient {
     let attempts = this.channel.attempts();
     const shown = new RunsResume();
     for (;;) {
+      if (options.signal?.aborted) return; // the caller's own stop, before or between streams
       const stream = this.stream(options.signal);
       let delay: number;
       try {
@@ -470,12 +475,13 @@ export class JournalClient {
         }
         delay = attempts.delayAfter(STREAM_ENDED);
       } catch (err) {
+        if (options.signal?.aborted) return; // the caller's own stop ends the loop, nothing thrown
         delay = attempts.delayAfter(asTransportFailure(err, options.signal));
       } finally {
         stream.end();
       }
       shown.resuming();
-      await sleep(delay, options.signal);
+      if (!(await pauseUnlessAborted(delay, options.signal))) return;
     }
   }
 
