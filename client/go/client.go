@@ -243,22 +243,9 @@ func (c *Client) Read(ctx context.Context, runID string, fromSeq int64) iter.Seq
 	return func(yield func(*pb.ReadResponse, error) bool) {
 		next := fromSeq
 		failures := 0
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
 		for {
-			stream, err := c.journal.Read(ctx, &pb.ReadRequest{RunId: runID, FromSeq: next})
-			for err == nil {
-				var item *pb.ReadResponse
-				item, err = stream.Recv()
-				if err == nil {
-					failures = 0
-					next = item.GetSeq() + 1
-					if !yield(item, nil) {
-						return
-					}
-				}
-			}
-			if errors.Is(err, io.EOF) {
+			stopped, err := c.readOnce(ctx, runID, &next, &failures, yield)
+			if stopped || errors.Is(err, io.EOF) {
 				return
 			}
 			if ctx.Err() != nil {
@@ -278,4 +265,29 @@ func (c *Client) Read(ctx context.Context, runID string, fromSeq int64) iter.Seq
 			}
 		}
 	}
+}
+
+// readOnce is one attempt of Read, its whole stream bounded by the client's
+// timeout (as in Python and TypeScript): stopped when the caller broke out
+// of the loop, else the error that ended the stream (io.EOF at its end).
+func (c *Client) readOnce(ctx context.Context, runID string, next *int64, failures *int, yield func(*pb.ReadResponse, error) bool) (stopped bool, err error) {
+	var cancel context.CancelFunc
+	if c.timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
+	}
+	defer cancel() // ends the stream when the caller stops early
+	stream, err := c.journal.Read(ctx, &pb.ReadRequest{RunId: runID, FromSeq: *next})
+	for err == nil {
+		var item *pb.ReadResponse
+		if item, err = stream.Recv(); err == nil {
+			*failures = 0
+			*next = item.GetSeq() + 1
+			if !yield(item, nil) {
+				return true, nil
+			}
+		}
+	}
+	return false, err
 }
