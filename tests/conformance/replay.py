@@ -8,6 +8,7 @@ The format is conformance/FORMAT.md. Only the raw generated stubs
 from __future__ import annotations
 
 import json
+import os
 import re
 import uuid
 from collections.abc import Callable
@@ -27,6 +28,16 @@ from runjournal.v1 import journal_service_pb2, journal_service_pb2_grpc, task_se
 
 CONFORMANCE_DIR = Path(__file__).resolve().parents[2] / "conformance"
 SCENARIOS_DIR = CONFORMANCE_DIR / "scenarios"
+
+
+def scenarios_to_replay() -> Path:
+    """The folder the conformance file of ``$RUNJOURNAL_CONFORMANCE`` names, else conformance/scenarios."""
+    conformance_file = os.environ.get("RUNJOURNAL_CONFORMANCE")
+    if not conformance_file:
+        return SCENARIOS_DIR
+    return Path(json.loads(Path(conformance_file).read_text())["scenarios_dir"])
+
+
 SCHEMA_PATH = CONFORMANCE_DIR / "format.schema.json"
 DOMAIN = "runjournal.dev"
 CALL_TIMEOUT_SECONDS = 10.0
@@ -86,9 +97,26 @@ def schema() -> dict[str, Any]:
     return json.loads(SCHEMA_PATH.read_text())  # type: ignore[no-any-return]
 
 
+def refuse_lone_surrogates(value: object, where: str) -> None:
+    """FORMAT.md, "Strings": a string that is not valid UTF-16 (a lone surrogate ``\\ud800``) is refused."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as err:
+            raise ValueError(f'{where}: a string with a lone surrogate (FORMAT.md, "Strings")') from err
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            refuse_lone_surrogates(item, f"{where}.{i}")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            refuse_lone_surrogates(key, where)
+            refuse_lone_surrogates(item, f"{where}.{key}")
+
+
 def load(path: Path) -> dict[str, Any]:
-    """A scenario file, checked against the schema and against its file name."""
-    scenario: dict[str, Any] = json.loads(path.read_text())
+    """A scenario file (UTF-8, integers exact, no lone surrogate), checked against the schema and its file name."""
+    scenario: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    refuse_lone_surrogates(scenario, path.name)
     jsonschema.validate(scenario, schema())
     if scenario["name"] != path.stem:
         raise ValueError(f"{path}: name {scenario['name']!r} is not the file name")

@@ -91,6 +91,9 @@ func LoadScenario(path string) (*Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckStrings(data); err != nil {
+		return nil, fmt.Errorf("%s: %w (FORMAT.md, \"Strings\")", path, err)
+	}
 	var s Scenario
 	if err := DecodeJSON(data, &s); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -4,12 +4,12 @@
  * the raw generated stubs and protobuf-es's proto3 JSON codec only.
  */
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { type DescMethod, fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { ErrorInfoSchema } from "../../src/gen/google/rpc/error_details_pb.js";
 import { JournalService } from "../../src/gen/runjournal/v1/journal_service_pb.js";
 import { TaskService } from "../../src/gen/runjournal/v1/task_service_pb.js";
+import { readExact } from "./exact-json.js";
 
 export interface ServerEntry {
   name: string;
@@ -44,7 +44,11 @@ export interface Scenario {
 }
 
 export function loadScenario(path: string): Scenario {
-  return JSON.parse(readFileSync(path, "utf8")) as Scenario;
+  try {
+    return readExact(path) as unknown as Scenario;
+  } catch (err) {
+    throw new Error(`${path}: ${(err as Error).message}`);
+  }
 }
 
 /** Whether the scenario runs on this server (its `requires`). */
