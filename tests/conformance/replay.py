@@ -283,10 +283,11 @@ def _replay_step(
     call = getattr(method.stub(channel), method.attribute)
     metadata = _metadata(step, target)
     take = expect.get("stream", {}).get("take")
+    during = _during(channel, step, take, target, variables, where)
     answer: Any
     try:
         if method.streaming:
-            answer = _stream(call(request, metadata=metadata, timeout=CALL_TIMEOUT_SECONDS), take)
+            answer = _stream(call(request, metadata=metadata, timeout=CALL_TIMEOUT_SECONDS), take, during)
         else:
             answer = _to_json(call(request, metadata=metadata, timeout=CALL_TIMEOUT_SECONDS))
     except _TakeCut as cut:
@@ -323,6 +324,36 @@ def _replay_step(
         variables[f"save.{name}"] = lookup_path(answer, path, where)
 
 
+def _during(
+    channel: grpc.Channel,
+    step: dict[str, Any],
+    take: int | None,
+    target: Target,
+    variables: dict[str, Any],
+    where: str,
+) -> tuple[int, Callable[[], None]] | None:
+    """FORMAT.md, "Concurrent steps": after how many messages, and what, the steps of ``during`` replay."""
+    during = step.get("during")
+    if during is None:
+        return None
+    after = during["after"]
+    if take is None or not 1 <= after < take:
+        raise Mismatch(f"{where}: during needs expect.stream.take, and 1 <= during.after < take")
+
+    def run() -> None:
+        for index, inner in enumerate(during["steps"]):
+            inner_where = f"{where}, during step {index} ({inner['rpc']})"
+            if "during" in inner:
+                raise Mismatch(f"{inner_where}: a step of during has no during of its own")
+            try:
+                _replay_step(channel, inner, target, variables, inner_where)
+            except Mismatch as err:
+                message = str(err)
+                raise Mismatch(message if message.startswith(inner_where) else f"{inner_where}: {message}") from None
+
+    return after, run
+
+
 class _TakeCut(Exception):
     """A stream read with ``take`` that ended, or failed, before sending that many messages."""
 
@@ -332,12 +363,14 @@ class _TakeCut(Exception):
         self.why = why
 
 
-def _stream(call: Any, take: int | None) -> list[Any]:
+def _stream(call: Any, take: int | None, during: tuple[int, Callable[[], None]] | None = None) -> list[Any]:
     """A streaming call's messages as JSON: all of them, or (``take``) the first N, then the call is cancelled.
 
     A stream that never ends by itself (Watch, WatchRuns) is read with ``take``.
     A failure before the first message is the call's error, so an error
     expectation still applies; one after it, or an end before N, cuts the take.
+    With ``during`` (after, run), ``run`` replays its steps once ``after``
+    messages have arrived, the stream still open.
     """
     if take is None:
         return [_to_json(m) for m in call]
@@ -345,6 +378,8 @@ def _stream(call: Any, take: int | None) -> list[Any]:
     try:
         for message in call:
             taken.append(_to_json(message))
+            if during is not None and len(taken) == during[0]:
+                during[1]()
             if len(taken) == take:
                 return taken
     except grpc.RpcError as err:
