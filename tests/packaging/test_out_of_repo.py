@@ -93,14 +93,24 @@ def address(installed_python: Path, tmp_path_factory: pytest.TempPathFactory) ->
         assert server.wait(timeout=30) == 0, (home / "server.log").read_text()
 
 
-def test_python_wheel_runs_the_newcomer_flow(installed_python: Path, address: str, tmp_path: Path) -> None:
+def _show(capsys: pytest.CaptureFixture[str], language: str, out: str) -> None:
+    """Each program's line goes to the log uncaptured: CI's log shows the three installs ran."""
+    with capsys.disabled():
+        print(f"\n{language} installed out of the repository: {out.strip()}")
+
+
+def test_python_wheel_runs_the_newcomer_flow(
+    installed_python: Path, address: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     shutil.copy(PROGRAMS / "newcomer.py", tmp_path)
     out = _run([str(installed_python / "python"), "newcomer.py", address, "py-newcomer"], tmp_path, _clean_env())
-    print(f"python out of repo: {out.strip()}")
+    _show(capsys, "python", out)
     assert out.strip() == EXPECTED
 
 
-def test_npm_tarball_runs_the_newcomer_flow(dist: Path, address: str, tmp_path: Path) -> None:
+def test_npm_tarball_runs_the_newcomer_flow(
+    dist: Path, address: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     if shutil.which("npm") is None or shutil.which("node") is None:
         unavailable("node and npm are needed for the npm tarball")
     (tarball,) = dist.glob("runjournal-client-*.tgz")
@@ -108,11 +118,13 @@ def test_npm_tarball_runs_the_newcomer_flow(dist: Path, address: str, tmp_path: 
     _run(["npm", "install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error", str(tarball)], tmp_path)
     shutil.copy(PROGRAMS / "newcomer.mjs", tmp_path)
     out = _run(["node", "newcomer.mjs", address, "ts-newcomer"], tmp_path)
-    print(f"typescript out of repo: {out.strip()}")
+    _show(capsys, "typescript", out)
     assert out.strip() == EXPECTED
 
 
-def test_go_proxy_layout_runs_the_newcomer_flow(dist: Path, address: str, tmp_path: Path) -> None:
+def test_go_proxy_layout_runs_the_newcomer_flow(
+    dist: Path, address: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     if shutil.which("go") is None:
         unavailable("go is needed for the Go module")
     version = "v" + next(dist.glob("runjournal-*.whl")).name.split("-")[1]
@@ -127,5 +139,5 @@ def test_go_proxy_layout_runs_the_newcomer_flow(dist: Path, address: str, tmp_pa
     _run(["go", "get", f"runjournal.dev/client/go@{version}"], tmp_path, env)
     _run(["go", "mod", "tidy"], tmp_path, env)
     out = _run(["go", "run", ".", address, "go-newcomer"], tmp_path, env)
-    print(f"go out of repo: {out.strip()}")
+    _show(capsys, "go", out)
     assert out.strip() == EXPECTED
