@@ -123,6 +123,9 @@ PYTEST_COVERED: dict[str, list[tuple[str, str]]] = {
     "RUN_LOCKED": [
         ("tests/api/test_files.py", "test_second_server_process_is_refused_a_held_run_until_the_first_is_killed"),
     ],
+    "TOO_MANY_CALLS": [
+        ("tests/api/test_edge_limits.py", "test_calls_beyond_max_concurrent_rpcs_are_refused_resource_exhausted"),
+    ],
 }
 
 
