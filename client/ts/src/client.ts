@@ -373,7 +373,7 @@ export class JournalClient {
    * The run's stored records from `fromSeq`, each with its stored line.
    * A transport failure mid-stream resumes from the record after the last one
    * yielded (within the retry policy), so no record is yielded twice or skipped.
-   * `timeoutMs` bounds each attempt's whole stream.
+   * `timeoutMs` bounds each attempt's whole stream. Aborting `signal` ends the loop, nothing thrown.
    */
   async *read(runId: string, options: CallSettings & { fromSeq?: bigint } = {}): AsyncGenerator<StoredRecord> {
     const attempts = this.channel.attempts();
@@ -447,7 +447,8 @@ export class JournalClient {
    * Follows the listing: every matching run's summary (`run`), one `caughtUp`, then a
    * `run` each time a matching run changes (the newest state; a slow reader may miss
    * intermediate ones, never get a stale one) and `left` for a run that stops matching
-   * or is deleted. It never ends by itself, and has no deadline.
+   * or is deleted. It never ends by itself, and has no deadline: stop iterating or abort
+   * `signal` (either ends the loop, nothing thrown).
    *
    * After a transport failure it watches again, within the retry policy (its attempts
    * start over once an item arrives): a summary equal to the one last yielded is not
