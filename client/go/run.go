@@ -140,6 +140,12 @@ func (r *Run) ToolResult(ctx context.Context, toolUseID, text string, isError bo
 	return r.Append(ctx, ToolResultText(toolUseID, text, isError))
 }
 
+// ToolResultBlocks appends a result of a call made of content blocks (text,
+// opaque provider blocks...), as Python's and TypeScript's tool_result take.
+func (r *Run) ToolResultBlocks(ctx context.Context, toolUseID string, content []*pb.ContentBlock, isError bool) (int64, error) {
+	return r.Append(ctx, ToolResultRecord(toolUseID, content, isError))
+}
+
 // Deferral appends a deferral of a call to a person or an operator.
 func (r *Run) Deferral(ctx context.Context, toolUseID, reason, expectedAnswerer string, needsApproval bool) (int64, error) {
 	return r.Append(ctx, DeferralRecord(toolUseID, reason, expectedAnswerer, needsApproval))
@@ -155,9 +161,17 @@ func (r *Run) Terminal(ctx context.Context, reason pb.TerminalReason, message st
 	return r.Append(ctx, TerminalRecord(reason, message))
 }
 
-// Note appends an optional note.
-func (r *Run) Note(ctx context.Context, text string, data any) (int64, error) {
-	rec, err := NoteRecord(text, data)
+// Note appends an optional note; data, at most one value, is stored as
+// canonical JSON (none: no data), as in Python's and TypeScript's note.
+func (r *Run) Note(ctx context.Context, text string, data ...any) (int64, error) {
+	if len(data) > 1 {
+		return 0, fmt.Errorf("runjournal: Note takes at most one data value, got %d", len(data))
+	}
+	var value any
+	if len(data) == 1 {
+		value = data[0]
+	}
+	rec, err := NoteRecord(text, value)
 	if err != nil {
 		return 0, err
 	}

@@ -8,6 +8,7 @@ The format is conformance/FORMAT.md. Only the raw generated stubs
 from __future__ import annotations
 
 import json
+import os
 import re
 import uuid
 from collections.abc import Callable
@@ -27,6 +28,16 @@ from runjournal.v1 import journal_service_pb2, journal_service_pb2_grpc, task_se
 
 CONFORMANCE_DIR = Path(__file__).resolve().parents[2] / "conformance"
 SCENARIOS_DIR = CONFORMANCE_DIR / "scenarios"
+
+
+def scenarios_to_replay() -> Path:
+    """The folder the conformance file of ``$RUNJOURNAL_CONFORMANCE`` names, else conformance/scenarios."""
+    conformance_file = os.environ.get("RUNJOURNAL_CONFORMANCE")
+    if not conformance_file:
+        return SCENARIOS_DIR
+    return Path(json.loads(Path(conformance_file).read_text())["scenarios_dir"])
+
+
 SCHEMA_PATH = CONFORMANCE_DIR / "format.schema.json"
 DOMAIN = "runjournal.dev"
 CALL_TIMEOUT_SECONDS = 10.0
@@ -86,9 +97,26 @@ def schema() -> dict[str, Any]:
     return json.loads(SCHEMA_PATH.read_text())  # type: ignore[no-any-return]
 
 
+def refuse_lone_surrogates(value: object, where: str) -> None:
+    """FORMAT.md, "Strings": a string that is not valid UTF-16 (a lone surrogate ``\\ud800``) is refused."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as err:
+            raise ValueError(f'{where}: a string with a lone surrogate (FORMAT.md, "Strings")') from err
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            refuse_lone_surrogates(item, f"{where}.{i}")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            refuse_lone_surrogates(key, where)
+            refuse_lone_surrogates(item, f"{where}.{key}")
+
+
 def load(path: Path) -> dict[str, Any]:
-    """A scenario file, checked against the schema and against its file name."""
-    scenario: dict[str, Any] = json.loads(path.read_text())
+    """A scenario file (UTF-8, integers exact, no lone surrogate), checked against the schema and its file name."""
+    scenario: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    refuse_lone_surrogates(scenario, path.name)
     jsonschema.validate(scenario, schema())
     if scenario["name"] != path.stem:
         raise ValueError(f"{path}: name {scenario['name']!r} is not the file name")
@@ -255,10 +283,11 @@ def _replay_step(
     call = getattr(method.stub(channel), method.attribute)
     metadata = _metadata(step, target)
     take = expect.get("stream", {}).get("take")
+    during = _during(channel, step, take, target, variables, where)
     answer: Any
     try:
         if method.streaming:
-            answer = _stream(call(request, metadata=metadata, timeout=CALL_TIMEOUT_SECONDS), take)
+            answer = _stream(call(request, metadata=metadata, timeout=CALL_TIMEOUT_SECONDS), take, during)
         else:
             answer = _to_json(call(request, metadata=metadata, timeout=CALL_TIMEOUT_SECONDS))
     except _TakeCut as cut:
@@ -295,6 +324,36 @@ def _replay_step(
         variables[f"save.{name}"] = lookup_path(answer, path, where)
 
 
+def _during(
+    channel: grpc.Channel,
+    step: dict[str, Any],
+    take: int | None,
+    target: Target,
+    variables: dict[str, Any],
+    where: str,
+) -> tuple[int, Callable[[], None]] | None:
+    """FORMAT.md, "Concurrent steps": after how many messages, and what, the steps of ``during`` replay."""
+    during = step.get("during")
+    if during is None:
+        return None
+    after = during["after"]
+    if take is None or not 1 <= after < take:
+        raise Mismatch(f"{where}: during needs expect.stream.take, and 1 <= during.after < take")
+
+    def run() -> None:
+        for index, inner in enumerate(during["steps"]):
+            inner_where = f"{where}, during step {index} ({inner['rpc']})"
+            if "during" in inner:
+                raise Mismatch(f"{inner_where}: a step of during has no during of its own")
+            try:
+                _replay_step(channel, inner, target, variables, inner_where)
+            except Mismatch as err:
+                message = str(err)
+                raise Mismatch(message if message.startswith(inner_where) else f"{inner_where}: {message}") from None
+
+    return after, run
+
+
 class _TakeCut(Exception):
     """A stream read with ``take`` that ended, or failed, before sending that many messages."""
 
@@ -304,12 +363,14 @@ class _TakeCut(Exception):
         self.why = why
 
 
-def _stream(call: Any, take: int | None) -> list[Any]:
+def _stream(call: Any, take: int | None, during: tuple[int, Callable[[], None]] | None = None) -> list[Any]:
     """A streaming call's messages as JSON: all of them, or (``take``) the first N, then the call is cancelled.
 
     A stream that never ends by itself (Watch, WatchRuns) is read with ``take``.
     A failure before the first message is the call's error, so an error
     expectation still applies; one after it, or an end before N, cuts the take.
+    With ``during`` (after, run), ``run`` replays its steps once ``after``
+    messages have arrived, the stream still open.
     """
     if take is None:
         return [_to_json(m) for m in call]
@@ -317,6 +378,8 @@ def _stream(call: Any, take: int | None) -> list[Any]:
     try:
         for message in call:
             taken.append(_to_json(message))
+            if during is not None and len(taken) == during[0]:
+                during[1]()
             if len(taken) == take:
                 return taken
     except grpc.RpcError as err:

@@ -22,10 +22,14 @@ from tests.conformance.replay import (
     match,
     methods,
     replay,
+    scenarios_to_replay,
 )
 
 SERVERS = (("file", False), ("file", True), ("jetstream", False), ("jetstream", True))
 SCENARIO_PATHS = sorted(SCENARIOS_DIR.glob("*.json"))
+"""This repository's scenarios: the coverage checks below are about them."""
+REPLAYED_PATHS = sorted(scenarios_to_replay().glob("*.json"))
+"""What test_scenario replays: the folder ``$RUNJOURNAL_CONFORMANCE`` names, else this repository's."""
 
 
 def _server_name(backend: str, auth: bool) -> str:
@@ -34,7 +38,7 @@ def _server_name(backend: str, auth: bool) -> str:
 
 def _cases() -> list[object]:
     cases: list[object] = []
-    for path in SCENARIO_PATHS:
+    for path in REPLAYED_PATHS:
         scenario = load(path)
         for backend, auth in SERVERS:
             if applies(scenario, backend, auth):
@@ -118,6 +122,9 @@ PYTEST_COVERED: dict[str, list[tuple[str, str]]] = {
     ],
     "RUN_LOCKED": [
         ("tests/api/test_files.py", "test_second_server_process_is_refused_a_held_run_until_the_first_is_killed"),
+    ],
+    "TOO_MANY_CALLS": [
+        ("tests/api/test_edge_limits.py", "test_calls_beyond_max_concurrent_rpcs_are_refused_resource_exhausted"),
     ],
 }
 

@@ -66,6 +66,15 @@ type Step struct {
 	Metadata map[string]any    `json:"metadata"`
 	Expect   map[string]any    `json:"expect"`
 	Save     map[string]string `json:"save"`
+	During   *During           `json:"during"`
+}
+
+// During is what a stream step's caller does beside the open stream
+// (FORMAT.md, "Concurrent steps"): once After messages arrived, Steps replay
+// in order, then the stream is read on to its take.
+type During struct {
+	After int    `json:"after"`
+	Steps []Step `json:"steps"`
 }
 
 // DecodeJSON decodes keeping numbers exact.
@@ -90,6 +99,9 @@ func LoadScenario(path string) (*Scenario, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
+	}
+	if err := CheckStrings(data); err != nil {
+		return nil, fmt.Errorf("%s: %w (FORMAT.md, \"Strings\")", path, err)
 	}
 	var s Scenario
 	if err := DecodeJSON(data, &s); err != nil {
@@ -335,10 +347,18 @@ func (r *Replayer) step(vars map[string]any, step Step) error {
 	var callErr error
 	if m.streaming {
 		var items []any
-		items, callErr = r.stream(ctx, m, req, takeOf(exp))
+		var during *duringRun
+		if during, err = r.during(vars, step, takeOf(exp)); err != nil {
+			return err
+		}
+		items, callErr = r.stream(ctx, m, req, takeOf(exp), during)
 		var cut *takeCut
 		if errors.As(callErr, &cut) {
 			return cut
+		}
+		var inner *duringError
+		if errors.As(callErr, &inner) {
+			return inner.err
 		}
 		actual = items
 	} else {
@@ -422,7 +442,7 @@ func (c *takeCut) Error() string {
 // stream reads every message of a server-streaming call, or with take > 0
 // the first take messages, then cancels the call (Watch and WatchRuns never
 // end by themselves). A failure before the first message is the call's error.
-func (r *Replayer) stream(ctx context.Context, m *method, req proto.Message, take int) ([]any, error) {
+func (r *Replayer) stream(ctx context.Context, m *method, req proto.Message, take int, during *duringRun) ([]any, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	st, err := r.conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true}, m.full)
@@ -456,8 +476,49 @@ func (r *Replayer) stream(ctx context.Context, m *method, req proto.Message, tak
 			return nil, err
 		}
 		items = append(items, v)
+		if during != nil && len(items) == during.after {
+			if err := during.run(); err != nil {
+				return items, &duringError{err}
+			}
+		}
 	}
 	return items, nil
+}
+
+// duringError is a step of during that failed: the scenario's mismatch,
+// not the stream's.
+type duringError struct{ err error }
+
+func (e *duringError) Error() string { return e.err.Error() }
+func (e *duringError) Unwrap() error { return e.err }
+
+// duringRun replays the steps of a during once after messages arrived.
+type duringRun struct {
+	after int
+	run   func() error
+}
+
+// during checks a step's during and returns when and what replays its
+// steps (nil when it has none).
+func (r *Replayer) during(vars map[string]any, step Step, take int) (*duringRun, error) {
+	d := step.During
+	if d == nil {
+		return nil, nil
+	}
+	if take == 0 || d.After < 1 || d.After >= take {
+		return nil, fmt.Errorf("during needs expect.stream.take, and 1 <= during.after < take")
+	}
+	return &duringRun{after: d.After, run: func() error {
+		for i, inner := range d.Steps {
+			if inner.During != nil {
+				return fmt.Errorf("during step %d (%s): a step of during has no during of its own", i, inner.RPC)
+			}
+			if err := r.step(vars, inner); err != nil {
+				return fmt.Errorf("during step %d (%s): %w", i, inner.RPC, err)
+			}
+		}
+		return nil
+	}}, nil
 }
 
 func at(v any, path string) (any, bool) {

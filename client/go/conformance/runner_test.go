@@ -100,7 +100,7 @@ func TestScenarios(t *testing.T) {
 // expected and the actual value.
 func TestSelfTestWrongExpectationFails(t *testing.T) {
 	c := config(t)
-	s, err := LoadScenario(filepath.Join(c.ScenariosDir, "..", "selftest", "wrong_expectation.json"))
+	s, err := LoadScenario(filepath.Join("..", "..", "..", "conformance", "selftest", "wrong_expectation.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestSelfTestWrongExpectationFails(t *testing.T) {
 // sending the messages to take fails the replay, in the words FORMAT.md gives.
 func TestSelfTestShortTakeFails(t *testing.T) {
 	c := config(t)
-	s, err := LoadScenario(filepath.Join(c.ScenariosDir, "..", "selftest", "short_take.json"))
+	s, err := LoadScenario(filepath.Join("..", "..", "..", "conformance", "selftest", "short_take.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ import {
 } from "./gen/runjournal/v1/task_service_pb.js";
 import { canonicalJson } from "./fingerprint.js";
 import { readItem, type StoredRecord } from "./read-item.js";
-import { Attempts, type RetryPolicy, retryPolicy, sleep } from "./retry.js";
+import { Attempts, pauseUnlessAborted, type RetryPolicy, retryPolicy, sleep } from "./retry.js";
 import { type RunsItem, RunsResume, type WatchItem, watchItem } from "./watch.js";
 
 export { readItem, type StoredRecord } from "./read-item.js";
@@ -386,12 +386,13 @@ export class JournalClient {
    * The run's stored records from `fromSeq`, each with its stored line.
    * A transport failure mid-stream resumes from the record after the last one
    * yielded (within the retry policy), so no record is yielded twice or skipped.
-   * `timeoutMs` bounds each attempt's whole stream.
+   * `timeoutMs` bounds each attempt's whole stream. Aborting `signal` ends the loop, nothing thrown.
    */
   async *read(runId: string, options: CallSettings & { fromSeq?: bigint } = {}): AsyncGenerator<StoredRecord> {
     const attempts = this.channel.attempts();
     let next = options.fromSeq ?? 0n;
     for (;;) {
+      if (options.signal?.aborted) return; // the caller's own stop, before or between streams
       const controller = new AbortController();
       const onAbort = () => controller.abort(options.signal?.reason);
       options.signal?.addEventListener("abort", onAbort, { once: true });
@@ -405,12 +406,13 @@ export class JournalClient {
         }
         return;
       } catch (err) {
+        if (options.signal?.aborted) return; // the caller's own stop ends the loop, nothing thrown
         delay = attempts.delayAfter(asTransportFailure(err, options.signal));
       } finally {
         options.signal?.removeEventListener("abort", onAbort);
         controller.abort(); // ends the stream when the consumer stops early
       }
-      await sleep(delay, options.signal);
+      if (!(await pauseUnlessAborted(delay, options.signal))) return;
     }
   }
 
@@ -418,7 +420,7 @@ export class JournalClient {
    * Follows the run: its stored records after `afterSeq` in seq order, one `caughtUp`
    * item (everything stored when the watch began has been yielded), then each record
    * as it is acknowledged, with no gap and no duplicate. It never ends by itself:
-   * stop iterating (or abort `signal`). The stream has no deadline.
+   * stop iterating or abort `signal` (either ends the loop, nothing thrown). The stream has no deadline.
    *
    * After a transport failure (UNAVAILABLE or DEADLINE_EXCEEDED without a reason, or
    * a stream the server ended) it watches again from the last seq yielded, within the
@@ -431,6 +433,7 @@ export class JournalClient {
     let last = options.afterSeq ?? 0n;
     let caughtUp = false;
     for (;;) {
+      if (options.signal?.aborted) return; // the caller's own stop, before or between streams
       const stream = this.stream(options.signal);
       let delay: number;
       try {
@@ -444,11 +447,12 @@ export class JournalClient {
         }
         delay = attempts.delayAfter(STREAM_ENDED);
       } catch (err) {
+        if (options.signal?.aborted) return; // the caller's own stop ends the loop, nothing thrown
         delay = attempts.delayAfter(asTransportFailure(err, options.signal));
       } finally {
         stream.end();
       }
-      await sleep(delay, options.signal);
+      if (!(await pauseUnlessAborted(delay, options.signal))) return;
     }
   }
 
@@ -456,7 +460,8 @@ export class JournalClient {
    * Follows the listing: every matching run's summary (`run`), one `caughtUp`, then a
    * `run` each time a matching run changes (the newest state; a slow reader may miss
    * intermediate ones, never get a stale one) and `left` for a run that stops matching
-   * or is deleted. It never ends by itself, and has no deadline.
+   * or is deleted. It never ends by itself, and has no deadline: stop iterating or abort
+   * `signal` (either ends the loop, nothing thrown).
    *
    * After a transport failure it watches again, within the retry policy (its attempts
    * start over once an item arrives): a summary equal to the one last yielded is not
@@ -474,6 +479,7 @@ export class JournalClient {
     let attempts = this.channel.attempts();
     const shown = new RunsResume();
     for (;;) {
+      if (options.signal?.aborted) return; // the caller's own stop, before or between streams
       const stream = this.stream(options.signal);
       let delay: number;
       try {
@@ -483,12 +489,13 @@ export class JournalClient {
         }
         delay = attempts.delayAfter(STREAM_ENDED);
       } catch (err) {
+        if (options.signal?.aborted) return; // the caller's own stop ends the loop, nothing thrown
         delay = attempts.delayAfter(asTransportFailure(err, options.signal));
       } finally {
         stream.end();
       }
       shown.resuming();
-      await sleep(delay, options.signal);
+      if (!(await pauseUnlessAborted(delay, options.signal))) return;
     }
   }
 

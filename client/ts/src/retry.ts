@@ -87,6 +87,22 @@ export class Attempts {
   }
 }
 
+/**
+ * Waits `ms` before a stream is opened again: true, or false at once when the
+ * caller aborted `signal` (the caller's own stop ends a stream's loop cleanly,
+ * docs/clients.md "One API").
+ */
+export async function pauseUnlessAborted(ms: number, signal?: AbortSignal): Promise<boolean> {
+  if (signal?.aborted) return false;
+  try {
+    await sleep(ms, signal);
+    return true;
+  } catch (err) {
+    if (signal?.aborted) return false;
+    throw err;
+  }
+}
+
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);

@@ -4,12 +4,12 @@
  * the raw generated stubs and protobuf-es's proto3 JSON codec only.
  */
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { type DescMethod, fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { ErrorInfoSchema } from "../../src/gen/google/rpc/error_details_pb.js";
 import { JournalService } from "../../src/gen/runjournal/v1/journal_service_pb.js";
 import { TaskService } from "../../src/gen/runjournal/v1/task_service_pb.js";
+import { readExact } from "./exact-json.js";
 
 export interface ServerEntry {
   name: string;
@@ -34,6 +34,8 @@ export interface Step {
   metadata?: { token?: string };
   expect: { response?: Json; stream?: { items: Json[]; exact?: boolean; take?: number }; error?: { code: string; reason: string; metadata?: JsonObject } };
   save?: Record<string, string>;
+  /** FORMAT.md, "Concurrent steps": once `after` messages arrived, `steps` replay beside the open stream. */
+  during?: { after: number; steps: Step[] };
 }
 
 export interface Scenario {
@@ -44,7 +46,11 @@ export interface Scenario {
 }
 
 export function loadScenario(path: string): Scenario {
-  return JSON.parse(readFileSync(path, "utf8")) as Scenario;
+  try {
+    return readExact(path) as unknown as Scenario;
+  } catch (err) {
+    throw new Error(`${path}: ${(err as Error).message}`);
+  }
 }
 
 /** Whether the scenario runs on this server (its `requires`). */
@@ -206,12 +212,13 @@ async function runStep(
   }
   const message = fromJson(method.input, request);
   const take = expect.stream?.take;
+  const during = duringOf(rawStep, take, vars, where, options, clients);
   const abort = new AbortController();
   const callOptions = { headers, timeoutMs: options.timeoutMs ?? 10_000, signal: abort.signal };
   let actual: Json;
   try {
     if (method.methodKind === "server_streaming") {
-      actual = await readStream(client[method.localName]!(message, callOptions) as AsyncIterable<never>, method, take, abort);
+      actual = await readStream(client[method.localName]!(message, callOptions) as AsyncIterable<never>, method, take, abort, during);
     } else if (method.methodKind === "unary") {
       actual = toJson(method.output, (await client[method.localName]!(message, callOptions)) as never);
     } else {
@@ -262,6 +269,7 @@ async function readStream(
   method: { output: Parameters<typeof toJson>[0] },
   take: number | undefined,
   abort: AbortController,
+  during?: { after: number; run: () => Promise<void> },
 ): Promise<Json[]> {
   const items: Json[] = [];
   const cut = (why: string) =>
@@ -269,6 +277,7 @@ async function readStream(
   try {
     for await (const item of stream) {
       items.push(toJson(method.output, item));
+      if (during !== undefined && items.length === during.after) await during.run();
       if (take !== undefined && items.length >= take) return items;
     }
   } catch (thrown) {
@@ -279,6 +288,35 @@ async function readStream(
   }
   if (take !== undefined) throw cut("ended");
   return items;
+}
+
+/** When and what the steps of a step's `during` replay (undefined without one). */
+function duringOf(
+  step: Step,
+  take: number | undefined,
+  vars: Map<string, Json>,
+  where: string,
+  options: ReplayOptions,
+  clients: Map<unknown, Record<string, (...args: unknown[]) => unknown>>,
+): { after: number; run: () => Promise<void> } | undefined {
+  const during = step.during;
+  if (during === undefined) return undefined;
+  if (take === undefined || during.after < 1 || during.after >= take) {
+    throw new Mismatch("during needs expect.stream.take, and 1 <= during.after < take");
+  }
+  const run = async () => {
+    for (const [index, inner] of during.steps.entries()) {
+      const innerWhere = `${where}, during step ${index} (${inner.rpc})`;
+      if (inner.during !== undefined) throw new Mismatch(`${innerWhere}: a step of during has no during of its own`);
+      try {
+        await runStep(inner, vars, innerWhere, options, clients);
+      } catch (err) {
+        if (err instanceof Mismatch) throw new Mismatch(`${innerWhere}: ${err.message}`);
+        throw err;
+      }
+    }
+  };
+  return { after: during.after, run };
 }
 
 function checkError(expected: NonNullable<Step["expect"]["error"]>, err: ConnectError): void {

@@ -38,6 +38,28 @@ describe("the run lifecycle against a real server", { skip }, () => {
     await server?.stop();
   });
 
+  test("aborting the signal of watch, watchRuns or read ends the loop with nothing thrown", async () => {
+    const runId = newRunId();
+    const run = await Run.create(client, runId, fingerprint, "hello");
+    await run.note("two");
+    const seen: string[] = [];
+    const stopWatch = new AbortController();
+    for await (const item of client.watch(runId, { signal: stopWatch.signal })) {
+      seen.push(shape(item));
+      if (item.kind === "caughtUp") stopWatch.abort();
+    }
+    assert.deepEqual(seen, ["record@1", "record@2", "caughtUp@2"]);
+    const stopRuns = new AbortController();
+    for await (const item of client.watchRuns({ signal: stopRuns.signal })) {
+      if (item.kind === "caughtUp") stopRuns.abort();
+    }
+    const stopRead = new AbortController();
+    stopRead.abort();
+    const read = [];
+    for await (const item of client.read(runId, { signal: stopRead.signal })) read.push(item);
+    assert.deepEqual(read, []);
+  });
+
   test("a watch follows the run live and ends with RunDeletedError when it is deleted", async () => {
     const runId = newRunId();
     const run = await Run.create(client, runId, fingerprint, "hello");
