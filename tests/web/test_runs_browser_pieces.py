@@ -10,9 +10,9 @@ from urllib.parse import parse_qsl
 import pytest
 from multidict import MultiDict
 
-from runjournal import AsyncJournalClient, AsyncRun, make_fingerprint, text_block
+from runjournal import AsyncJournalClient, AsyncRun, make_fingerprint, text_block, tool_use_block
 from runjournal.v1 import records_pb2
-from runjournal.web import listing, timeline
+from runjournal.web import lineage, listing, timeline
 from runjournal.web.access import Access, Session
 from runjournal.web.usage import UsageCache, UsageTally
 from tests.web import demo
@@ -248,3 +248,31 @@ def test_the_read_token_signs_in_read_only_and_its_cookie_cannot_be_promoted():
         Access("same", read_token="same")
     with pytest.raises(ValueError, match="only a signed-in session"):
         Session("x", False, read_only=True)
+
+
+async def test_the_sub_agent_tree_shows_the_parent_call_and_every_run_below_depth_first(journal_server):
+    fingerprint = make_fingerprint("anthropic", "m", "s", "off", [])
+    lead, child, grandchild, sibling = (demo.new_run_id(name) for name in ("lead", "child", "grandchild", "sibling"))
+    async with AsyncJournalClient(journal_server.address) as client:
+        lead_run = await AsyncRun.create(client, lead, fingerprint, "delegate it")
+        await lead_run.assistant(
+            1,
+            [text_block("on it"), tool_use_block("c1", "research", {}), tool_use_block("c2", "research", {})],
+            "tool_use",
+        )
+        await client.spawn_run(lead, "c1", child, fingerprint, "research one")
+        await client.spawn_run(lead, "c2", sibling, fingerprint, "research two")
+        child_run = await AsyncRun.claim(client, child, "worker-c", fingerprint)
+        await child_run.assistant(1, [tool_use_block("g1", "dig", {})], "tool_use")
+        await client.spawn_run(child, "g1", grandchild, fingerprint, "dig")
+
+        top = await lineage.subagent_tree(client, lead, (await client.fold(lead)).meta)
+        assert top.parent is None and not top.more
+        ordered = [(c.summary.run_id, c.depth) for c in top.children]
+        assert ordered.index((child, 1)) + 1 == ordered.index((grandchild, 2)), "a child's children follow it"
+        assert sorted(ordered) == sorted([(child, 1), (grandchild, 2), (sibling, 1)])
+
+        middle = await lineage.subagent_tree(client, child, (await client.fold(child)).meta)
+        assert middle.parent is not None
+        assert (middle.parent.run_id, middle.parent.tool_use_id, middle.parent.root_run_id) == (lead, "c1", lead)
+        assert [(c.summary.run_id, c.depth) for c in middle.children] == [(grandchild, 1)]

@@ -55,6 +55,7 @@ async def journal_values(request: web.Request, state: state_pb2.RunState) -> dic
         "usage": tally,
         "usage_total": tally.total(),
         "lineage": await lineage.lineage(client, run_id, state.meta),
+        "tree": await lineage.subagent_tree(client, run_id, state.meta),
     }
 
 
