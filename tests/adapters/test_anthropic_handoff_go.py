@@ -9,6 +9,7 @@ temporary directory; without a Go toolchain the tests say so.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import shutil
@@ -38,6 +39,7 @@ def build_go_workers() -> Path:
     if go is None:
         unavailable("the Go worker needs a Go toolchain (go on PATH)")
     out = Path(tempfile.mkdtemp(prefix="runjournal-go-workers-"))
+    atexit.register(shutil.rmtree, out, ignore_errors=True)
     env = {**os.environ, "GOFLAGS": "-mod=readonly"}
     done = subprocess.run(
         [go, "build", "-o", f"{out}{os.sep}", "./cmd/..."],
