@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -67,9 +67,13 @@ def openai_fake() -> Iterator[OpenAIFake]:
 
 @dataclass(frozen=True)
 class Workers:
-    """Starts the agent worker of a language against a journal server and the fake model."""
+    """Starts the agent worker of a language against a journal server and the fake model.
+
+    ``others`` holds the command line of any other language's worker (the Go one), run with the same flags.
+    """
 
     node: str
+    others: dict[str, list[str]] = field(default_factory=dict)
 
     def run(
         self,
@@ -90,6 +94,8 @@ class Workers:
             command = [sys.executable, "-m", "tests.adapters.workers.openai_worker", *flags]
         elif language == "ts":
             command = [self.node, str(TS_WORKER), *flags]
+        elif language in self.others:
+            command = [*self.others[language], *flags]
         else:
             raise AssertionError(f"unknown language {language!r}")
         return subprocess.run(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import signal
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -52,11 +53,17 @@ def uninterrupted(
     journal_server: ServerProcess, openai_fake: OpenAIFake, openai_workers: Workers
 ) -> dict[tuple[str, bool], list[Any]]:
     """The requests of an uninterrupted run, per (language, streamed), on this backend."""
+    return uninterrupted_requests(journal_server, openai_fake, openai_workers, LANGUAGES)
+
+
+def uninterrupted_requests(
+    journal_server: ServerProcess, openai_fake: OpenAIFake, workers: Workers, languages: Sequence[str]
+) -> dict[tuple[str, bool], list[Any]]:
     out = {}
-    for language in LANGUAGES:
+    for language in languages:
         for stream in (False, True):
             run_id = new_run(f"ref-{language}")
-            done = openai_workers.run(language, journal_server, openai_fake, run_id, stream=stream)
+            done = workers.run(language, journal_server, openai_fake, run_id, stream=stream)
             assert_exit(done, 0, f"the uninterrupted {language} worker")
             out[(language, stream)] = openai_fake.bodies(run_id)
             assert len(out[(language, stream)]) == MODEL_CALLS
@@ -86,8 +93,20 @@ def test_a_worker_killed_after_one_of_two_results_is_continued_in_the_other_lang
     first: str,
     second: str,
 ) -> None:
+    assert_handoff(journal_server, openai_fake, openai_workers, uninterrupted, first, second)
+
+
+def assert_handoff(
+    journal_server: ServerProcess,
+    openai_fake: OpenAIFake,
+    workers: Workers,
+    uninterrupted: dict[tuple[str, bool], list[Any]],
+    first: str,
+    second: str,
+) -> None:
+    """Kill a ``first`` worker after one of two results, claim in ``second``: every request is the uninterrupted."""
     run_id = new_run(f"{first}-{second}")
-    killed = openai_workers.run(first, journal_server, openai_fake, run_id, die_after_results=1)
+    killed = workers.run(first, journal_server, openai_fake, run_id, die_after_results=1)
     assert_exit(killed, -signal.SIGKILL, f"the {first} worker")
     assert len(openai_fake.bodies(run_id)) == 1
     with JournalClient(journal_server.address) as client:
@@ -95,12 +114,12 @@ def test_a_worker_killed_after_one_of_two_results_is_continued_in_the_other_lang
     assert (answered.answered, waiting.answered) == (True, False)
     assert (answered.tool_use.name, waiting.tool_use.name) == ("get_weather", "get_hourly_forecast")
 
-    resumed = openai_workers.run(second, journal_server, openai_fake, run_id, claim=f"{second}-worker")
+    resumed = workers.run(second, journal_server, openai_fake, run_id, claim=f"{second}-worker")
     assert_exit(resumed, 0, f"the {second} worker")
 
     bodies = openai_fake.bodies(run_id)
     assert len(bodies) == MODEL_CALLS
-    for language in LANGUAGES:
+    for language in sorted({language for language, _ in uninterrupted}):
         reference = uninterrupted[(language, False)]
         # The first request the second worker sent, then every later one.
         assert bodies[1] == reference[1], f"the continued request differs from an uninterrupted {language} run's"
