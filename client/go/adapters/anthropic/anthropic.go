@@ -131,7 +131,7 @@ func usageOf(input, output, cacheRead, cacheWrite int64) *pb.Usage {
 // breakpoint belongs to one request) and toolset_name (rebuilt from the call
 // it answers) are not kept.
 func ToolResultRecord(result any, remote bool) (*pb.JournalRecord, error) {
-	raw, err := jsonOf(result)
+	raw, err := wire.JSONOf(result)
 	if err != nil {
 		return nil, err
 	}
@@ -322,17 +322,9 @@ func checkSystem(state *pb.RunState, system any) error {
 // system, the hash of tools and thinking's type as the thinking mode; the
 // rest is ignored. maxIterations is the worker's own.
 func Fingerprint(params any, maxIterations int32) (*pb.Fingerprint, error) {
-	raw, err := jsonOf(params)
+	body, model, err := wire.Params(params)
 	if err != nil {
 		return nil, err
-	}
-	body, err := wire.Object(raw)
-	if err != nil {
-		return nil, err
-	}
-	model, ok := wire.String(body, "model")
-	if !ok || model == "" {
-		return nil, fmt.Errorf("the params name no model")
 	}
 	var maxTokens int32
 	if !wire.IsNull(body, "max_tokens") {
@@ -379,7 +371,7 @@ func SystemText(system any) (string, error) {
 	case string:
 		return s, nil
 	}
-	raw, err := jsonOf(system)
+	raw, err := wire.JSONOf(system)
 	if err != nil {
 		return "", err
 	}
@@ -418,16 +410,4 @@ func ThinkingMode(thinking json.RawMessage) (string, error) {
 		return "off", nil
 	}
 	return kind, nil
-}
-
-// jsonOf is a value's JSON: raw JSON as it is, anything else through
-// encoding/json (the SDK's params marshal as their request body).
-func jsonOf(value any) ([]byte, error) {
-	switch v := value.(type) {
-	case json.RawMessage:
-		return v, nil
-	case []byte:
-		return v, nil
-	}
-	return json.Marshal(value)
 }

@@ -33,20 +33,13 @@ const DefaultThinkingMode = "default"
 // or type:server_label for an MCP server) and max_output_tokens; the rest is
 // ignored. maxIterations is the worker's own.
 func Fingerprint(params any, maxIterations int32) (*pb.Fingerprint, error) {
-	raw, err := jsonOf(params)
+	body, model, err := wire.Params(params)
 	if err != nil {
 		return nil, err
-	}
-	body, err := wire.Object(raw)
-	if err != nil {
-		return nil, err
-	}
-	model, ok := wire.String(body, "model")
-	if !ok || model == "" {
-		return nil, fmt.Errorf("the params name no model")
 	}
 	instructions := ""
 	if !wire.IsNull(body, "instructions") {
+		var ok bool
 		if instructions, ok = wire.String(body, "instructions"); !ok {
 			return nil, fmt.Errorf("instructions must be a string")
 		}
@@ -115,7 +108,7 @@ func UserBlocks(content any) ([]*pb.ContentBlock, error) {
 	if s, ok := content.(string); ok {
 		return []*pb.ContentBlock{rj.Text(s)}, nil
 	}
-	raw, err := jsonOf(content)
+	raw, err := wire.JSONOf(content)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +175,7 @@ func AssistantRecord(response any, iteration int32) (*pb.JournalRecord, error) {
 // input item (a responses.ResponseInputItemFunctionCallOutputParam, or its
 // JSON), kept whole as an opaque block so it goes back to the API as it is.
 func ToolResultRecord(output any, isError, remote bool) (*pb.JournalRecord, error) {
-	raw, err := jsonOf(output)
+	raw, err := wire.JSONOf(output)
 	if err != nil {
 		return nil, err
 	}
@@ -303,16 +296,4 @@ func RequestInput(state *pb.RunState, instructions string) (responses.ResponseNe
 		list[i] = param.Override[responses.ResponseInputItemUnionParam](item)
 	}
 	return responses.ResponseNewParamsInputUnion{OfInputItemList: list}, nil
-}
-
-// jsonOf is a value's JSON: raw JSON as it is, anything else through
-// encoding/json (the SDK's params marshal as their request body).
-func jsonOf(value any) ([]byte, error) {
-	switch v := value.(type) {
-	case json.RawMessage:
-		return v, nil
-	case []byte:
-		return v, nil
-	}
-	return json.Marshal(value)
 }

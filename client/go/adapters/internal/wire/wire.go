@@ -85,3 +85,33 @@ func Decode(raw []byte) (any, error) {
 	}
 	return value, nil
 }
+
+// JSONOf is value's JSON: raw JSON as given, anything else marshalled (an
+// SDK params struct marshals to the request body it would send).
+func JSONOf(value any) ([]byte, error) {
+	switch v := value.(type) {
+	case json.RawMessage:
+		return v, nil
+	case []byte:
+		return v, nil
+	}
+	return json.Marshal(value)
+}
+
+// Params is an SDK call's params as the JSON object of its request body, and
+// the model it names (an error when it names none).
+func Params(params any) (map[string]json.RawMessage, string, error) {
+	raw, err := JSONOf(params)
+	if err != nil {
+		return nil, "", err
+	}
+	body, err := Object(raw)
+	if err != nil {
+		return nil, "", err
+	}
+	model, ok := String(body, "model")
+	if !ok || model == "" {
+		return nil, "", fmt.Errorf("the params name no model")
+	}
+	return body, model, nil
+}
