@@ -8,8 +8,10 @@ the peak growth over the RSS just before the load:
   under 100 MiB), once for a run of maximal (1 MiB) records and once for 16
   KiB records. The server must stream under flow control, not hold the run
   per reader; a second figure is what stays after the readers cancel.
-- 16 unauthenticated 63 MiB Appends at once (target: under 100 MiB): the
-  receive limit follows the record limit and refuses them before auth.
+- 16 unauthenticated 63 MiB Appends at once (target: under 100 MiB): with
+  auth on, the admission interceptor refuses a call without a valid token
+  UNAUTHENTICATED before its body is read (without auth, the receive limit,
+  which follows the record limit, refuses it RESOURCE_EXHAUSTED).
 - One Append of 60 MiB of control characters (target: refused, under 50 MiB),
   while another client appends small records in a loop: its slowest append
   is reported (target: under 100 ms). The same again for a text just inside
