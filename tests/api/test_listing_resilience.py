@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 
 import grpc
@@ -54,12 +55,26 @@ def _create(stub: journal_service_pb2_grpc.JournalServiceStub, run_id: str, crea
     stub.Append(pb.AppendRequest(run_id=run_id, claim_token=1, record=meta), timeout=30)
 
 
+def _index_ready(server: LaunchedServer) -> None:
+    """Until the listing index holds every run, a listing reads every run; after, the index picks the candidates.
+
+    The two paths answered a filter by UNAVAILABLE differently (the index kept the journal's state, OPEN), and
+    which one a test met depended on how fast the start's rebuild was: wait for it, so the index path is the one
+    tested, every time.
+    """
+    deadline = time.monotonic() + 60
+    while "runs, checked against the store" not in server.log():
+        assert time.monotonic() < deadline, server.log()
+        time.sleep(0.05)  # polling the log for the event, not waiting out a race
+
+
 def test_a_run_the_store_cannot_read_is_listed_unavailable_and_the_others_are_listed(server):
     older, unreadable, newer = new_run_id("old"), new_run_id("unreadable"), new_run_id("new")
     with grpc.insecure_channel(server.address) as channel:
         stub = journal_service_pb2_grpc.JournalServiceStub(channel)
         for index, run_id in enumerate((older, unreadable, newer)):
             _create(stub, run_id, 1_700_000_000 + index)
+        _index_ready(server)
         (server.data_dir / f"{unreadable}.jsonl").chmod(0)
 
         listed = stub.ListRuns(pb.ListRunsRequest(), timeout=30).runs

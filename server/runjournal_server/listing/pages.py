@@ -108,6 +108,10 @@ class RunListing:
         self._backend = backend
         self._known_corrupt = known_corrupt  # run id -> problem, kept by runs/runs.py from full reads
         self._meta_cache: dict[str, _MetaInfo] = {}
+        self._unavailable: set[str] = set()
+        """Runs the last read of which the store refused (listed UNAVAILABLE): the index keeps their journal's
+        state, which a store failure is not, so until a read succeeds they are candidates of every page, as a
+        dirty run is; otherwise a filter by UNAVAILABLE, answered from the index, would never find them."""
         self._index = ListingIndex()
         self.upkeep = ListingUpkeep(backend, self._index, self.summary, known_corrupt.__contains__)
         """Told of every write and deletion (through ``stored`` and ``deleted``); keeps the index true."""
@@ -213,6 +217,10 @@ class RunListing:
         gens = [entry.gen for entry in window]
         summaries = await self._summaries([entry.run_id for entry in window])
         for entry, gen, summary in zip(window, gens, summaries, strict=True):
+            if summary is not None and summary.status == state_pb2.RUN_STATUS_UNAVAILABLE:
+                self._unavailable.add(entry.run_id)
+            else:
+                self._unavailable.discard(entry.run_id)
             if summary is None:
                 self.upkeep.forget(entry.run_id)
             else:
@@ -249,6 +257,7 @@ class RunListing:
             if few is not None and len(few) * len(few) < page_size * len(self._index):
                 few.update(self._index.dirty_run_ids())
                 few.update(run_id for run_id in self._known_corrupt if run_id in self._index)
+                few.update(run_id for run_id in self._unavailable if run_id in self._index)
                 return iter(self._index.newest_of(few, after))
         return self._index.newest_first(tuple(where.run_id_prefixes), after)
 
@@ -261,7 +270,7 @@ class RunListing:
             entry.labels, entry.task_id, entry.parent_run_id, entry.spawned_by_run_id, entry.root_run_id, entry.run_id
         ):
             return False
-        if entry.dirty or entry.run_id in self._known_corrupt:
+        if entry.dirty or entry.run_id in self._known_corrupt or entry.run_id in self._unavailable:
             return True
         known = entry.state_summary()
         return known is None or where.admits_state(known)
@@ -324,6 +333,7 @@ class RunListing:
     def deleted(self, run_id: str) -> None:
         """Drop what is cached of a deleted run's meta (a tombstoned id is never created again, but stay exact)."""
         self._meta_cache.pop(run_id, None)
+        self._unavailable.discard(run_id)
         self.upkeep.deleted(run_id)
 
     async def _meta_infos(self, run_ids: Sequence[str]) -> dict[str, _MetaInfo]:
