@@ -7,13 +7,23 @@ replica creating it at the same moment is fine: theirs is checked), and
 turns the problems into one ``StreamConfigError`` that names each fix.
 What is allowed but weaker is logged: fewer than three replicas, and
 ``deny_delete`` (DeleteRun and retention then refuse).
+
+A cluster that is still forming answers for a while with refusals that are
+not about the stream: "no suitable peers for placement" (10005) right after
+its meta leader appears and before it knows every peer, "JetStream system
+temporarily unavailable" (10008) during a leader election, or nothing at all.
+Those are asked again, ``FORMING_RETRY_SECONDS`` apart, for up to
+``FORMING_WAIT_SECONDS``, so replicas started together with their NATS
+cluster (a compose file, a Helm release) start instead of exiting on a
+configuration error; only then is the last refusal reported.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
 
 from runjournal_server.backends.jetstream.api import (
     ERR_STREAM_NAME_IN_USE,
@@ -34,6 +44,15 @@ from runjournal_server.core.errors import StorageUnavailableError
 
 log = logging.getLogger("runjournal_server.backends.jetstream")
 
+ERR_NO_SUITABLE_PEERS = 10005
+ERR_CLUSTER_NOT_AVAILABLE = 10008
+FORMING_CODES = frozenset({ERR_NO_SUITABLE_PEERS, ERR_CLUSTER_NOT_AVAILABLE})
+"""JetStream refusals of a cluster still forming or electing (see the module docstring)."""
+FORMING_WAIT_SECONDS = 60.0
+FORMING_RETRY_SECONDS = 0.5
+
+T = TypeVar("T")
+
 
 async def checked_stream(
     api: JetStreamApi, layout: Layout, *, create: bool, replicas: int, max_message_bytes: int
@@ -42,7 +61,7 @@ async def checked_stream(
 
     Raises ``StreamConfigError`` (what to fix) or ``StorageUnavailableError`` (the server cannot be asked).
     """
-    config = await _config(api, layout, create=create, replicas=replicas)
+    config = await while_forming(api.stream, lambda: _config(api, layout, create=create, replicas=replicas))
     problems = stream_problems(config, prefix=layout.prefix, max_record_bytes=max_message_bytes)
     if problems:
         raise StreamConfigError(format_problems(api.stream, problems))
@@ -92,3 +111,21 @@ async def _create(api: JetStreamApi, layout: Layout, replicas: int) -> dict[str,
         raise StorageUnavailableError(None, f"creating stream {api.stream}: {err}") from err
     log.info("created stream %s for subjects %s.>", api.stream, layout.prefix)
     return info
+
+
+async def while_forming(stream: str, step: Callable[[], Awaitable[T]], wait_seconds: float = FORMING_WAIT_SECONDS) -> T:
+    """``step()``, asked again while the cluster answers as one still forming (see the module docstring)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait_seconds
+    while True:
+        try:
+            return await step()
+        except (StreamConfigError, StorageUnavailableError) as err:
+            cause = err.__cause__
+            forming = isinstance(cause, NoAnswerError) or (
+                isinstance(cause, ApiError) and cause.err_code in FORMING_CODES
+            )
+            if not forming or loop.time() >= deadline:
+                raise
+            log.warning("stream %s: the NATS cluster is not ready yet (%s); asking again", stream, cause)
+        await asyncio.sleep(FORMING_RETRY_SECONDS)
