@@ -14,6 +14,15 @@ from runjournal_server.backends.jetstream.config import StreamConfigError
 CONNECT_TIMEOUT_SECONDS = 10.0
 """How long ``start`` keeps trying to reach a NATS server before refusing to start."""
 RECONNECT_WAIT_SECONDS = 1.0
+PING_INTERVAL_SECONDS = 2
+MAX_OUTSTANDING_PINGS = 2
+"""A node that answers no ping for this many intervals is hung: the connection is dropped and another URL
+tried. A node frozen with its sockets open (SIGSTOP, a paused VM, a stalled disk under the Go runtime)
+closes nothing, so without pings nothing else notices: nats-py's defaults (every 120 s, two missed) take 4
+to 6 minutes, during which every request of this replica times out. With these, 4 to 6 s: about one
+leader election of the stream, and short enough for a worker's retries within its deadline
+(docs/jetstream-backend.md has the figures). A shorter interval risks dropping a healthy node that is
+merely slow under load; a reconnect costs little, but each drops the requests in flight."""
 
 
 def nats_connect_options(
@@ -52,7 +61,7 @@ def client_options(
     on_reconnect: Callable[[], Awaitable[None]],
     connect_options: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """nats-py ``connect`` arguments: reconnect forever, one second apart, and report each change."""
+    """nats-py ``connect`` arguments: reconnect forever, one second apart, leave a hung node, report each change."""
     return {
         "servers": list(servers),
         "name": "runjournal",
@@ -60,6 +69,8 @@ def client_options(
         "allow_reconnect": True,
         "max_reconnect_attempts": -1,
         "reconnect_time_wait": RECONNECT_WAIT_SECONDS,
+        "ping_interval": PING_INTERVAL_SECONDS,
+        "max_outstanding_pings": MAX_OUTSTANDING_PINGS,
         "error_cb": on_error,
         "disconnected_cb": on_disconnect,
         "reconnected_cb": on_reconnect,
