@@ -235,6 +235,14 @@ class NatsCluster:
                 raise RuntimeError(f"stream {stream} has no leader after {timeout_seconds:g} s")
             await asyncio.sleep(POLL_SECONDS)
 
+    async def wait_leaderless(self, stream: str, timeout_seconds: float = HEALTHY_TIMEOUT_SECONDS) -> None:
+        """Until the running nodes answer that ``stream`` has no leader (JetStream 10008 or no reply)."""
+        deadline = time.monotonic() + timeout_seconds
+        while await self._ask_leader(stream) is not None:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"stream {stream} still has a leader after {timeout_seconds:g} s")
+            await asyncio.sleep(POLL_SECONDS)
+
     async def _ask_leader(self, stream: str) -> str | None:
         urls = [node.url for node in self.nodes.values() if node.running and not node.paused]
         with contextlib.suppress(Exception):
