@@ -11,18 +11,21 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from runjournal.v1 import records_pb2
 from runjournal_server.backends.jetstream.backend import JetStreamBackend
 from runjournal_server.backends.journal import Journal
 from runjournal_server.core.errors import StorageUnavailableError
 from runjournal_server.core.records import StoredRecord
+from runjournal_server.runs.runs import Runs
 from tests.conftest import new_stream_target
 from tests.durability.cluster import NatsCluster, nats_cluster  # noqa: F401  (the fixture)
+from tests.support import builders as b
 from tests.support import encoded
 
 pytestmark = [pytest.mark.jetstream, pytest.mark.timeout(240)]
 
 LEAVES_HUNG_NODE_WITHIN_SECONDS = 30.0
-"""Long enough for a loaded CI machine (the pings notice a hung node in 4 to 6 s); nats-py's defaults
+"""Long enough for a loaded CI machine (the pings notice a hung node in 1 to 2 s); nats-py's defaults
 (a ping every 2 minutes, two missed) would need 4 to 6 minutes."""
 
 
@@ -79,6 +82,69 @@ async def _append_until_stored(journal: Journal, record: StoredRecord) -> None:
     while True:
         try:
             await journal.append([record])
+            return
+        except StorageUnavailableError:
+            await asyncio.sleep(0.2)
+
+
+async def test_the_next_seq_is_not_refused_as_a_gap_by_a_replica_that_was_on_a_hung_leader(
+    nats_cluster: NatsCluster,  # noqa: F811
+    backend: JetStreamBackend,
+) -> None:
+    """Replica A talks to the stream leader, which hangs; a new leader takes seq 4 from replica B; A is asked
+    for seq 5 and the old leader resumes. A must not take the old leader's word that seq 4 is missing.
+
+    Before the fix A was still connected to the hung leader when the new one was elected, and its catch-up
+    read, queued there, was answered by it on resuming: SEQ_GAP to a worker that sent exactly the next seq
+    (2 runs in 4 of this scenario), or "temporarily unavailable".
+    """
+    runs_b = Runs(backend, max_record_bytes=1 << 20, max_open_journals=16)
+    leader = nats_cluster.node(await nats_cluster.stream_leader(backend.stream_name))
+    others = [node.url for node in nats_cluster.nodes.values() if node is not leader]
+    replica_a = JetStreamBackend(
+        [leader.url, *others],
+        stream=backend.stream_name,
+        subject_prefix=backend.subject_prefix,
+        connect_options={"dont_randomize": True},  # A connects to the leader first
+    )
+    await replica_a.start()
+    runs_a = Runs(replica_a, max_record_bytes=1 << 20, max_open_journals=16)
+    run_id = "next-after-hung-leader"
+    try:
+        await runs_b.append(run_id, 1, [b.meta(run_id=run_id), b.note(2, "two")])
+        await runs_a.append(run_id, 1, [b.note(3, "three")])  # A holds the run, at seq 3
+        assert _connected_node(nats_cluster, replica_a) == leader.name
+        leader.pause()
+        try:
+            await nats_cluster.stream_leader(backend.stream_name)  # elected among the two others
+            assert _connected_node_or_none(nats_cluster, replica_a) != leader.name, (
+                "A still trusts the hung leader while another node leads the stream"
+            )
+            await _until_appended(runs_b, run_id, b.note(4, "four"))
+            appending = asyncio.create_task(_until_appended(runs_a, run_id, b.note(5, "five")))
+        finally:
+            leader.resume()
+        await appending
+        records = await replica_a.load(run_id)
+        assert [stored.seq for stored in records] == [1, 2, 3, 4, 5]
+    finally:
+        await runs_a.close()
+        await runs_b.close()
+        await replica_a.close()
+
+
+def _connected_node_or_none(cluster: NatsCluster, backend: JetStreamBackend) -> str | None:
+    nc = backend._nc
+    if nc is None or not nc.is_connected:
+        return None
+    return _connected_node(cluster, backend)
+
+
+async def _until_appended(runs: Runs, run_id: str, record: records_pb2.JournalRecord) -> None:
+    """Append as a worker does: STORAGE_UNAVAILABLE (nothing acknowledged) is asked again; SEQ_GAP fails the test."""
+    while True:
+        try:
+            await runs.append(run_id, 1, [record])
             return
         except StorageUnavailableError:
             await asyncio.sleep(0.2)

@@ -36,7 +36,12 @@ from runjournal_server.backends.jetstream.config import (
     validate_stream_name,
     validate_subject_prefix,
 )
-from runjournal_server.backends.jetstream.connect import CONNECT_TIMEOUT_SECONDS, client_options, server_version
+from runjournal_server.backends.jetstream.connect import (
+    CONNECT_TIMEOUT_SECONDS,
+    GuardedClient,
+    client_options,
+    server_version,
+)
 from runjournal_server.backends.jetstream.creating import Creation
 from runjournal_server.backends.jetstream.erasing import Erasures
 from runjournal_server.backends.jetstream.feed import Feed
@@ -163,7 +168,7 @@ class JetStreamBackend(Backend):
     async def start(self) -> None:
         """Connect, check the server version and payload limit, then check (or create) the stream."""
         self._closing = False
-        nc = Client()
+        nc = GuardedClient()  # no reply trusted across a reconnect (connect.py)
         try:
             async with asyncio.timeout(self._connect_timeout):
                 await nc.connect(**self._nats_options())
