@@ -148,3 +148,16 @@ async def _until_appended(runs: Runs, run_id: str, record: records_pb2.JournalRe
             return
         except StorageUnavailableError:
             await asyncio.sleep(0.2)
+
+
+async def test_an_append_waits_through_the_loss_of_the_stream_leader(
+    nats_cluster: NatsCluster,  # noqa: F811
+    backend: JetStreamBackend,
+) -> None:
+    """SIGKILL the stream leader: the next append is held until a new leader takes it (about 6 s), not answered
+    STORAGE_UNAVAILABLE (before: at the first publish that got no ack)."""
+    journal = await backend.create_journal("leader-lost", encoded.meta("leader-lost"))
+    nats_cluster.node(await nats_cluster.stream_leader(backend.stream_name)).kill()
+    await journal.append([encoded.note(2, "written across the election")])
+    assert journal.last_seq == 2
+    assert [stored.seq for stored in await backend.load("leader-lost")] == [1, 2]
