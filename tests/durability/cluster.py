@@ -224,11 +224,13 @@ class NatsCluster:
                 raise RuntimeError(f"nodes {unhealthy} not healthy within {timeout_seconds:g} s\n{logs}")
             await asyncio.sleep(POLL_SECONDS)
 
-    async def stream_leader(self, stream: str, timeout_seconds: float = HEALTHY_TIMEOUT_SECONDS) -> str:
-        """The name of the node leading ``stream``, once it has one."""
+    async def stream_leader(
+        self, stream: str, timeout_seconds: float = HEALTHY_TIMEOUT_SECONDS, *, asking: tuple[str, ...] = NODE_NAMES
+    ) -> str:
+        """The name of the node leading ``stream``, once it has one, as the nodes ``asking`` see it."""
         deadline = time.monotonic() + timeout_seconds
         while True:
-            leader = await self._ask_leader(stream)
+            leader = await self._ask_leader(stream, asking)
             if leader is not None:
                 return leader
             if time.monotonic() > deadline:
@@ -238,13 +240,13 @@ class NatsCluster:
     async def wait_leaderless(self, stream: str, timeout_seconds: float = HEALTHY_TIMEOUT_SECONDS) -> None:
         """Until the running nodes answer that ``stream`` has no leader (JetStream 10008 or no reply)."""
         deadline = time.monotonic() + timeout_seconds
-        while await self._ask_leader(stream) is not None:
+        while await self._ask_leader(stream, NODE_NAMES) is not None:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"stream {stream} still has a leader after {timeout_seconds:g} s")
             await asyncio.sleep(POLL_SECONDS)
 
-    async def _ask_leader(self, stream: str) -> str | None:
-        urls = [node.url for node in self.nodes.values() if node.running and not node.paused]
+    async def _ask_leader(self, stream: str, asking: tuple[str, ...]) -> str | None:
+        urls = [node.url for node in self.nodes.values() if node.running and not node.paused and node.name in asking]
         with contextlib.suppress(Exception):
             nc = await nats.connect(urls, connect_timeout=2, allow_reconnect=False, max_reconnect_attempts=0)
             try:

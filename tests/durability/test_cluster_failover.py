@@ -7,6 +7,7 @@ this process; every nats-server is ended by its PID.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 
 import pytest
@@ -161,3 +162,37 @@ async def test_an_append_waits_through_the_loss_of_the_stream_leader(
     await journal.append([encoded.note(2, "written across the election")])
     assert journal.last_seq == 2
     assert [stored.seq for stored in await backend.load("leader-lost")] == [1, 2]
+
+
+async def test_the_next_seq_is_not_refused_by_a_replica_on_a_leader_cut_off_from_the_cluster(
+    nats_cluster: NatsCluster,  # noqa: F811
+    backend: JetStreamBackend,
+) -> None:
+    """The stream leader's routes stall: it still answers its clients as leader (until it notices, ~10 s later)
+    while the two others elect a new one, which takes seq 4 from replica B. Replica A, connected to the cut-off
+    leader only, is asked for seq 5: it must not refuse it on the old leader's word (before the barrier: SEQ_GAP,
+    "seq 5 would leave a gap after last seq 3"). STORAGE_UNAVAILABLE is fine: nothing written, resent later."""
+    runs_b = Runs(backend, max_record_bytes=1 << 20, max_open_journals=16)
+    leader = nats_cluster.node(await nats_cluster.stream_leader(backend.stream_name))
+    others = tuple(name for name in nats_cluster.nodes if name != leader.name)
+    replica_a = JetStreamBackend([leader.url], stream=backend.stream_name, subject_prefix=backend.subject_prefix)
+    await replica_a.start()
+    runs_a = Runs(replica_a, max_record_bytes=1 << 20, max_open_journals=16)
+    run_id = "next-after-cut-off-leader"
+    try:
+        await runs_b.append(run_id, 1, [b.meta(run_id=run_id), b.note(2, "two")])
+        await runs_a.append(run_id, 1, [b.note(3, "three")])
+        nats_cluster.stall(leader.name)
+        try:
+            await nats_cluster.stream_leader(backend.stream_name, asking=others)
+            await _until_appended(runs_b, run_id, b.note(4, "four"))
+            with contextlib.suppress(StorageUnavailableError):
+                await runs_a.append(run_id, 1, [b.note(5, "five")])
+        finally:
+            nats_cluster.unstall(leader.name)
+        await _until_appended(runs_a, run_id, b.note(5, "five"))
+        assert [stored.seq for stored in await replica_a.load(run_id)] == [1, 2, 3, 4, 5]
+    finally:
+        await runs_a.close()
+        await runs_b.close()
+        await replica_a.close()

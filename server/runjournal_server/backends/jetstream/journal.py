@@ -38,6 +38,7 @@ from runjournal_server.backends.jetstream.api import (
     StoredMessage,
     is_full,
 )
+from runjournal_server.backends.jetstream.barrier import Barrier, StaleAnswerError
 from runjournal_server.backends.jetstream.config import MAX_ATOMIC_BATCH
 from runjournal_server.backends.jetstream.layout import Fence, Layout, message_id, write_headers
 from runjournal_server.backends.jetstream.own_writes import OwnWrites
@@ -129,6 +130,7 @@ class JetStreamJournal(Journal):
         """The last record this handle knows: what its next append is fenced on."""
         self._closed = False
         self._mutex = asyncio.Lock()
+        self._barrier = Barrier(api, layout)
 
     @property
     def last_seq(self) -> int:
@@ -168,7 +170,31 @@ class JetStreamJournal(Journal):
                 after = found[-1][1].stream_seq
             if found:
                 self._advance(found[-1][0].seq, found[-1][1].stream_seq)
+            else:
+                await self._confirm_nothing_new()
             return [stored for stored, _ in found]
+
+    async def _confirm_nothing_new(self) -> None:
+        """Before saying "nothing after our tail", ask again behind a barrier (``barrier.py``).
+
+        A leader cut off from the others, or one that hung and resumed after
+        being replaced, answers from a store that lacks what the new leader
+        acknowledged; an append refused on its word would be a SEQ_GAP to a
+        worker that sent exactly the next seq. When the next record or the
+        run's tombstone is there after all, or no answer can be proven
+        current, this is STORAGE_UNAVAILABLE: nothing was written, resend.
+        """
+        subjects = [self._subject(self._last_seq + 1), self._layout.tombstone(self.run_id)]
+        try:
+            held = await self._barrier.held(subjects)
+        except StaleAnswerError as err:
+            raise StorageUnavailableError(self.run_id, f"catching up with the run: {err}") from err
+        if any(held):
+            raise StorageUnavailableError(
+                self.run_id,
+                f"catching up with the run: seq {self._last_seq + 1} is stored, but a node behind the "
+                "stream answered that it is not",
+            )
 
     async def _forward(self, seq: int, message: StoredMessage) -> list[tuple[StoredRecord, StoredMessage]]:
         """Record ``seq`` (its message in hand) and those after it, up to the first empty subject."""
