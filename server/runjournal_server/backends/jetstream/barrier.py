@@ -71,11 +71,16 @@ class Barrier:
             ack = await api.publish(Outgoing(subject, b"", write_headers(api.stream)))
         except (ApiError, NotDeliveredError, NoAnswerError) as err:
             raise StaleAnswerError(f"no leader with a quorum acknowledged a barrier ({err})") from err
-        try:
-            return list(await asyncio.gather(*(self._held_since(api, each, ack.stream_seq) for each in subjects)))
-        finally:
-            with contextlib.suppress(ApiError, NotDeliveredError, NoAnswerError):
-                await api.delete_message(ack.stream_seq)
+        # The erasure goes with the questions: the stream's last seq stays where the barrier put it.
+        _erased, *held = await asyncio.gather(
+            _erase(api, ack.stream_seq),
+            *(self._held_since(api, each, ack.stream_seq) for each in subjects),
+            return_exceptions=True,
+        )
+        for outcome in held:
+            if isinstance(outcome, BaseException):
+                raise outcome
+        return [bool(outcome) for outcome in held]
 
     @staticmethod
     async def _held_since(api: JetStreamApi, subject: str, barrier_seq: int) -> bool:
@@ -96,3 +101,9 @@ class Barrier:
                 f"the stream's info came from a node at stream seq {last_seq}, behind the barrier at {barrier_seq}"
             )
         return total > 0
+
+
+async def _erase(api: JetStreamApi, stream_seq: int) -> None:
+    """Erase the barrier; one left behind (this fails, or the process dies first) is a few bytes under no run."""
+    with contextlib.suppress(ApiError, NotDeliveredError, NoAnswerError):
+        await api.delete_message(stream_seq)
