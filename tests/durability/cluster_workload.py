@@ -115,8 +115,13 @@ class Caller:
         self._ledger = ledger
         self._rng = rng
 
-    async def call(self, make: Callable[[journal_service_pb2_grpc.JournalServiceStub], object]) -> tuple[object, int]:
-        """The answer and the replica that gave it; raises the refusal (``grpc.aio.AioRpcError``) otherwise."""
+    async def call(
+        self, make: Callable[[journal_service_pb2_grpc.JournalServiceStub], object], op: str = "call"
+    ) -> tuple[object, int]:
+        """The answer and the replica that gave it; raises the refusal (``grpc.aio.AioRpcError``) otherwise.
+
+        ``op`` names the operation in the ledger's counts of resends and of operations given up.
+        """
         replica = self._rng.randrange(len(self._replicas.servers))
         started = time.monotonic()
         while True:
@@ -128,9 +133,9 @@ class Caller:
                 if why is None:
                     raise
                 if time.monotonic() - started > OPERATION_SECONDS:
-                    self._ledger.surfaced[why] += 1
+                    self._ledger.surfaced[f"{op}: {why}"] += 1
                     raise
-                self._ledger.resent[why] += 1
+                self._ledger.resent[f"{op}: {why}"] += 1
             replica = (replica + 1) % len(self._replicas.servers)
             await asyncio.sleep(self._rng.uniform(*RESEND_PAUSE_SECONDS))
 
@@ -195,10 +200,13 @@ class Worker:
         try:
             if len(batch) == 1:
                 request = pb.AppendRequest(run_id=run_id, claim_token=token, record=batch[0])
-                _, replica = await self._caller.call(lambda stub: stub.Append(request, timeout=ATTEMPT_SECONDS))
+                op = "Append (creating)" if batch[0].seq == 1 else "Append"
+                _, replica = await self._caller.call(lambda stub: stub.Append(request, timeout=ATTEMPT_SECONDS), op)
             else:
                 many = pb.AppendBatchRequest(run_id=run_id, claim_token=token, records=batch)
-                _, replica = await self._caller.call(lambda stub: stub.AppendBatch(many, timeout=ATTEMPT_SECONDS))
+                _, replica = await self._caller.call(
+                    lambda stub: stub.AppendBatch(many, timeout=ATTEMPT_SECONDS), "AppendBatch"
+                )
         except grpc.aio.AioRpcError as err:
             why = reason_of(err)
             if why == "RUN_CLAIMED" or (why == "SEQ_CONFLICT" and run_id in self._ledger.claims):
@@ -213,7 +221,7 @@ class Worker:
     async def _delete(self, run_id: str, last: int) -> None:
         request = pb.DeleteRunRequest(run_id=run_id, expected_last_seq=last)
         try:
-            await self._caller.call(lambda stub: stub.DeleteRun(request, timeout=ATTEMPT_SECONDS))
+            await self._caller.call(lambda stub: stub.DeleteRun(request, timeout=ATTEMPT_SECONDS), "DeleteRun")
         except grpc.aio.AioRpcError as err:
             if reason_of(err) not in ("LAST_SEQ_MISMATCH", "STORAGE_UNAVAILABLE"):
                 self._ledger.refused.append(f"delete {run_id}: {reason_of(err)}: {err.details()}")
@@ -224,7 +232,7 @@ class Worker:
         new_run_id = f"{run_id}-fork"
         request = pb.ForkRunRequest(run_id=run_id, at_seq=at_seq, new_run_id=new_run_id)
         try:
-            await self._caller.call(lambda stub: stub.ForkRun(request, timeout=ATTEMPT_SECONDS))
+            await self._caller.call(lambda stub: stub.ForkRun(request, timeout=ATTEMPT_SECONDS), "ForkRun")
         except grpc.aio.AioRpcError as err:
             if reason_of(err) == "RUN_EXISTS":  # a resent fork whose first attempt landed
                 self._ledger.forks[new_run_id] = (run_id, at_seq)
@@ -263,7 +271,9 @@ class Claimer:
         self._ledger.claims.setdefault(run_id, [])  # from now on a conflict for the worker is this claim's doing
         started = time.monotonic()
         try:
-            answer, replica = await self._caller.call(lambda stub: stub.Claim(request, timeout=ATTEMPT_SECONDS))
+            answer, replica = await self._caller.call(
+                lambda stub: stub.Claim(request, timeout=ATTEMPT_SECONDS), "Claim"
+            )
         except grpc.aio.AioRpcError as err:
             if reason_of(err) not in ("STORAGE_UNAVAILABLE", "RUN_DELETED"):
                 self._ledger.refused.append(f"claim {run_id}: {reason_of(err)}: {err.details()}")
@@ -280,7 +290,7 @@ class Claimer:
             started = time.monotonic()
             try:
                 _, replica = await self._caller.call(
-                    lambda stub, append=append: stub.Append(append, timeout=ATTEMPT_SECONDS)
+                    lambda stub, append=append: stub.Append(append, timeout=ATTEMPT_SECONDS), "Append (claimer)"
                 )
             except grpc.aio.AioRpcError as err:
                 if reason_of(err) not in ("RUN_CLAIMED", "RUN_DELETED", "STORAGE_UNAVAILABLE"):
@@ -302,11 +312,13 @@ class Reader:
         while not stop.is_set():
             await asyncio.sleep(0.3)
             try:
-                await self._caller.call(lambda stub: stub.ListRuns(listing, timeout=ATTEMPT_SECONDS))
+                await self._caller.call(lambda stub: stub.ListRuns(listing, timeout=ATTEMPT_SECONDS), "ListRuns")
                 runs = sorted(self._active)
                 if runs:
                     read = pb.ReadRequest(run_id=self._rng.choice(runs))
-                    await self._caller.call(lambda stub, read=read: _drain(stub.Read(read, timeout=ATTEMPT_SECONDS)))
+                    await self._caller.call(
+                        lambda stub, read=read: _drain(stub.Read(read, timeout=ATTEMPT_SECONDS)), "Read"
+                    )
             except grpc.aio.AioRpcError:
                 continue  # reads of a run deleted meanwhile, or given up: the checker reads everything at the end
 

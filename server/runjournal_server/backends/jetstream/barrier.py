@@ -20,7 +20,8 @@ acknowledged before the barrier, whoever it is; an answer from behind it is
 refused (``StaleAnswerError``: STORAGE_UNAVAILABLE to the caller, which a
 worker resends), and so is a barrier nobody acknowledges (a cut-off leader
 cannot). The barrier message is erased right after (a barrier whose ack was
-lost stays, a few bytes under no run).
+lost stays, a few bytes under no run; so does every barrier on a stream that
+denies deletes, ``deny_delete``, which the start already warns about).
 
 It costs two stream writes and a read, so it is asked only where "absent"
 would be answered: before a refusal, never on the common path.

@@ -13,12 +13,13 @@ election takes about 6 s after its leader dies or hangs) or this replica is
 reconnecting, a publish gets no answer, or one that says the stream cannot
 take it now, and the read-back finds nothing of ours or cannot be made. Such
 an append is published again, the very same messages fenced on the same
-tail, every ``RIDE_THROUGH_PAUSE_SECONDS`` for up to ``RIDE_THROUGH_TIMEOUTS``
-request timeouts (or until the call is cancelled, at its deadline): the fence makes the resend
-safe (an earlier attempt that landed after all refuses it, and the read-back
-then finds our bytes: a verified duplicate). So a worker's Append waits
-through a failover instead of being answered STORAGE_UNAVAILABLE;
-docs/jetstream-backend.md has the measured waits.
+tail, every ``RIDE_THROUGH_PAUSE_SECONDS`` for up to
+``RIDE_THROUGH_TIMEOUTS`` request timeouts (or until the call is cancelled,
+at its deadline): the fence makes the resend safe (an earlier attempt that
+landed after all refuses it, and the read-back then finds our bytes: a
+verified duplicate). So a worker's Append waits through a failover instead
+of being answered STORAGE_UNAVAILABLE; docs/jetstream-backend.md has the
+measured waits.
 """
 
 from __future__ import annotations
