@@ -12,10 +12,11 @@ each healed before the next:
 * ``route_stall``: every route of the stream's leader held for ``STALL_SECONDS``.
 
 Then the checker (``cluster_checker.py``) reads everything back through both
-replicas. The figures per fault: how long the longest operation waited for
-its acknowledgement (from its first attempt, through every resend), and the
-longest time no acknowledgement came at all, among operations during the
-fault and until ``SETTLE_SECONDS`` after it was healed.
+replicas. The figures per fault, from the fault until ``SETTLE_SECONDS``
+after it was healed: how long the longest operation waited for its
+acknowledgement (from its first attempt, through every resend, which a
+worker sends to the other replica), the longest time no acknowledgement
+came at all, and the longest time one replica acknowledged nothing.
 
 ``python -m tests.durability.cluster_faults --runs 5`` runs it several times
 and prints the figures (docs/jetstream-backend.md quotes them).
@@ -80,15 +81,21 @@ class Figures:
     seconds: float = 0.0
 
     def per_fault(self) -> dict[str, dict[str, float]]:
-        """Per fault: the longest wait of an acknowledged operation, and the longest time with no ack at all."""
+        """Per fault: the longest wait of an acknowledged operation, the longest time with no ack at all, and the
+        longest time one replica acknowledged nothing (the replica a fault hit, while workers went to the other)."""
         out: dict[str, dict[str, float]] = {}
         acks = sorted(self.ledger.acks, key=lambda ack: ack.at)
         for window in self.windows:
             inside = [ack for ack in acks if window.start <= ack.at <= window.end]
             longest_wait = max((ack.waited for ack in inside), default=0.0)
-            times = [window.start, *(ack.at for ack in inside), window.end]
-            no_ack = max(later - earlier for earlier, later in itertools.pairwise(times))
-            out[window.kind] = {"longest_wait": round(longest_wait, 2), "no_ack": round(no_ack, 2)}
+            replica_no_ack = max(
+                _longest_gap(window, [ack.at for ack in inside if ack.replica == replica]) for replica in (0, 1)
+            )
+            out[window.kind] = {
+                "longest_wait": round(longest_wait, 2),
+                "no_ack": round(_longest_gap(window, [ack.at for ack in inside]), 2),
+                "replica_no_ack": round(replica_no_ack, 2),
+            }
         return out
 
     def summary(self) -> dict[str, Any]:
@@ -113,6 +120,12 @@ class Figures:
             "claims": sum(len(tokens) for tokens in self.ledger.claims.values()),
             "per_fault": self.per_fault(),
         }
+
+
+def _longest_gap(window: FaultWindow, times: list[float]) -> float:
+    """The longest time between two acknowledgements in ``window`` (its start and end count as edges)."""
+    edges = [window.start, *times, window.end]
+    return max(later - earlier for earlier, later in itertools.pairwise(edges))
 
 
 async def run_once(base: Path, binary: Path, seed: int) -> Figures:
@@ -231,7 +244,7 @@ def aggregate(runs: list[dict[str, Any]]) -> dict[str, Any]:
         surfaced.update(run["surfaced"])
     per_fault: dict[str, dict[str, list[float]]] = {}
     for kind in FAULTS:
-        for measure in ("longest_wait", "no_ack"):
+        for measure in ("longest_wait", "no_ack", "replica_no_ack"):
             values = sorted(run["per_fault"][kind][measure] for run in runs if kind in run["per_fault"])
             if values:
                 per_fault.setdefault(kind, {})[measure] = [values[0], statistics.median(values), values[-1]]
