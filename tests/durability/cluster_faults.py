@@ -29,6 +29,7 @@ import asyncio
 import itertools
 import json
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -97,6 +98,10 @@ class Figures:
                 "replica_no_ack": round(replica_no_ack, 2),
             }
         return out
+
+    def phases(self) -> list[str]:
+        """Each fault's window as text, to read the refusals' times against."""
+        return [f"{w.kind} on {w.target}: {w.start:.1f} to {w.end:.1f}" for w in self.windows]
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -271,13 +276,19 @@ def main() -> int:
     runs = []
     for number in range(args.runs):
         seed = random.SystemRandom().randrange(1 << 32)
-        with tempfile.TemporaryDirectory(prefix="runjournal-faults-") as base:
-            figures = asyncio.run(run_once(Path(base), binary, seed))
+        base = Path(tempfile.mkdtemp(prefix="runjournal-faults-"))
+        figures = asyncio.run(run_once(base, binary, seed))
+        if figures.verdict.problems or figures.ledger.refused:
+            print(f"  run {number}: its logs are kept in {base}", flush=True)
+        else:
+            shutil.rmtree(base, ignore_errors=True)
         summary = figures.summary()
         runs.append(summary)
         print(json.dumps(summary), flush=True)
         for problem in figures.verdict.problems + figures.ledger.refused:
             print(f"  run {number}: {problem}", flush=True)
+        if figures.ledger.refused:
+            print(f"  run {number}: faults {figures.phases()}", flush=True)
     result = aggregate(runs)
     print(json.dumps(result, indent=2))
     if args.out is not None:

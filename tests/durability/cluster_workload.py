@@ -72,6 +72,12 @@ class Ledger:
     """Operations that gave up after resending until their deadline, by the last reason."""
     resent: Counter[str] = field(default_factory=Counter)
     """Attempts resent, by reason."""
+    last_refusal_by: dict[int, int] = field(default_factory=dict)
+
+    def refuse(self, text: str, err: grpc.aio.AioRpcError) -> None:
+        """Note a refusal a correct worker should never get, with the replica that gave it and when."""
+        replica = self.last_refusal_by.pop(id(err), -1)
+        self.refused.append(f"{text} (replica {replica}, at {time.monotonic():.1f})")
 
     def ack(self, run_id: str, lines: Sequence[tuple[int, bytes]], token: int, replica: int, waited: float) -> None:
         now = time.monotonic()
@@ -131,6 +137,7 @@ class Caller:
             except grpc.aio.AioRpcError as err:
                 why = _resend_reason(err)
                 if why is None:
+                    self._ledger.last_refusal_by[id(err)] = replica  # which replica refused, for the report
                     raise
                 if time.monotonic() - started > OPERATION_SECONDS:
                     self._ledger.surfaced[f"{op}: {why}"] += 1
@@ -212,7 +219,7 @@ class Worker:
             if why == "RUN_CLAIMED" or (why == "SEQ_CONFLICT" and run_id in self._ledger.claims):
                 return False  # a claimer took the run over: exactly what a claim is for
             if why != "STORAGE_UNAVAILABLE" and not why.startswith("DEADLINE"):
-                self._ledger.refused.append(f"{run_id} seq {batch[0].seq}: {why}: {err.details()}")
+                self._ledger.refuse(f"{run_id} seq {batch[0].seq}: {why}: {err.details()}", err)
             return False
         lines = [(record.seq, codec.encode(record).line) for record in batch]
         self._ledger.ack(run_id, lines, token, replica, time.monotonic() - started)
@@ -224,7 +231,7 @@ class Worker:
             await self._caller.call(lambda stub: stub.DeleteRun(request, timeout=ATTEMPT_SECONDS), "DeleteRun")
         except grpc.aio.AioRpcError as err:
             if reason_of(err) not in ("LAST_SEQ_MISMATCH", "STORAGE_UNAVAILABLE"):
-                self._ledger.refused.append(f"delete {run_id}: {reason_of(err)}: {err.details()}")
+                self._ledger.refuse(f"delete {run_id}: {reason_of(err)}: {err.details()}", err)
             return
         self._ledger.deleted.add(run_id)
 
@@ -237,7 +244,7 @@ class Worker:
             if reason_of(err) == "RUN_EXISTS":  # a resent fork whose first attempt landed
                 self._ledger.forks[new_run_id] = (run_id, at_seq)
             elif reason_of(err) != "STORAGE_UNAVAILABLE":
-                self._ledger.refused.append(f"fork {run_id}: {reason_of(err)}: {err.details()}")
+                self._ledger.refuse(f"fork {run_id}: {reason_of(err)}: {err.details()}", err)
             return
         self._ledger.forks[new_run_id] = (run_id, at_seq)
 
@@ -276,7 +283,7 @@ class Claimer:
             )
         except grpc.aio.AioRpcError as err:
             if reason_of(err) not in ("STORAGE_UNAVAILABLE", "RUN_DELETED"):
-                self._ledger.refused.append(f"claim {run_id}: {reason_of(err)}: {err.details()}")
+                self._ledger.refuse(f"claim {run_id}: {reason_of(err)}: {err.details()}", err)
             return
         token = int(answer.claim_token)  # type: ignore[attr-defined]
         self._ledger.claims[run_id].append(token)
@@ -294,7 +301,7 @@ class Claimer:
                 )
             except grpc.aio.AioRpcError as err:
                 if reason_of(err) not in ("RUN_CLAIMED", "RUN_DELETED", "STORAGE_UNAVAILABLE"):
-                    self._ledger.refused.append(f"{run_id} seq {seq} by {self._name}: {reason_of(err)}")
+                    self._ledger.refuse(f"{run_id} seq {seq} by {self._name}: {reason_of(err)}", err)
                 return
             self._ledger.ack(run_id, [(seq, codec.encode(record).line)], token, replica, time.monotonic() - started)
 

@@ -1,4 +1,5 @@
-"""Failover on a 3-node NATS cluster: a replica leaves a hung node, and keeps appending through another.
+"""Failover on a 3-node NATS cluster: a replica leaves a hung node, takes no stale "absent" from a leader that
+lost its place (hung and replaced, or cut off), and holds an append through the loss of the stream leader.
 
 Real nats-servers on loopback (``cluster.py``), the JetStream backend in
 this process; every nats-server is ended by its PID.

@@ -27,6 +27,7 @@ async def test_no_acknowledged_record_is_lost_doubled_or_gapped_through_cluster_
     print(json.dumps(summary))  # the run's figures, for the log
     for problem in [*figures.verdict.problems, *figures.ledger.refused][:40]:
         print(problem)
+    print("faults:", figures.phases())
     verdict = figures.verdict
     assert [window.kind for window in figures.windows] == list(FAULTS)
     assert verdict.acknowledged > 0 and verdict.runs > 0
