@@ -301,7 +301,7 @@ class Claimer:
                 )
             except grpc.aio.AioRpcError as err:
                 if reason_of(err) not in ("RUN_CLAIMED", "RUN_DELETED", "STORAGE_UNAVAILABLE"):
-                    self._ledger.refuse(f"{run_id} seq {seq} by {self._name}: {reason_of(err)}", err)
+                    self._ledger.refuse(f"{run_id} seq {seq} by {self._name}: {reason_of(err)}: {err.details()}", err)
                 return
             self._ledger.ack(run_id, [(seq, codec.encode(record).line)], token, replica, time.monotonic() - started)
 
