@@ -69,7 +69,7 @@ async def check(ledger: Ledger, stubs: list[journal_service_pb2_grpc.JournalServ
         if run_id in ledger.deleted:
             await _check_deleted(run_id, stubs, verdict)
             continue
-        lines = await _read_through_both(run_id, stubs, verdict)
+        lines = await _read_through_both(run_id, stubs, verdict, maybe_deleted=run_id in ledger.maybe_deleted)
         if lines is None:
             continue
         stored[run_id] = lines
@@ -84,14 +84,22 @@ async def check(ledger: Ledger, stubs: list[journal_service_pb2_grpc.JournalServ
 
 
 async def _read_through_both(
-    run_id: str, stubs: list[journal_service_pb2_grpc.JournalServiceStub], verdict: Verdict
+    run_id: str, stubs: list[journal_service_pb2_grpc.JournalServiceStub], verdict: Verdict, *, maybe_deleted: bool
 ) -> list[bytes] | None:
+    """The run's stored lines, the same through both replicas; None when it cannot be read (in the verdict).
+
+    A run whose DeleteRun went unanswered may have been deleted by it: RUN_DELETED through both is then
+    no loss (its acknowledged records were deleted on purpose).
+    """
     reads: list[list[tuple[int, bytes]]] = []
     for index, stub in enumerate(stubs):
         try:
             call = stub.Read(pb.ReadRequest(run_id=run_id), timeout=CALL_SECONDS)
             reads.append([(item.seq, bytes(item.stored_line)) async for item in call])
         except grpc.aio.AioRpcError as err:
+            if maybe_deleted and reason_of(err) == "RUN_DELETED":
+                await _check_deleted(run_id, stubs, verdict)
+                return None
             verdict.lost.append(f"{run_id}: reading it through replica {index}: {reason_of(err)}: {err.details()}")
             return None
     if reads[0] != reads[1]:
@@ -134,7 +142,7 @@ def _check_tokens(ledger: Ledger, stored: dict[str, list[bytes]], verdict: Verdi
 def _check_forks(ledger: Ledger, stored: dict[str, list[bytes]], verdict: Verdict) -> None:
     for fork, (source, at_seq) in sorted(ledger.forks.items()):
         if fork not in stored or source not in stored:
-            if source not in ledger.deleted:
+            if source not in ledger.deleted and source not in ledger.maybe_deleted:
                 verdict.forks.append(f"{fork}: fork of {source} at {at_seq} not readable")
             continue
         if stored[fork][1:at_seq] != stored[source][1:at_seq] or len(stored[fork]) < at_seq:

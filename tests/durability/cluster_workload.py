@@ -64,6 +64,8 @@ class Ledger:
     claims: dict[str, list[int]] = field(default_factory=dict)
     """Run id -> the claim tokens acknowledged to claimers."""
     deleted: set[str] = field(default_factory=set)
+    maybe_deleted: set[str] = field(default_factory=set)
+    """Runs a DeleteRun was sent for, answered or not: such a run may read as RUN_DELETED."""
     forks: dict[str, tuple[str, int]] = field(default_factory=dict)
     """New run id -> (source run, at seq)."""
     refused: list[str] = field(default_factory=list)
@@ -227,6 +229,8 @@ class Worker:
 
     async def _delete(self, run_id: str, last: int) -> None:
         request = pb.DeleteRunRequest(run_id=run_id, expected_last_seq=last)
+        # Indeterminate until answered: an attempt whose answer was lost may have deleted it (Jepsen's "info").
+        self._ledger.maybe_deleted.add(run_id)
         try:
             await self._caller.call(lambda stub: stub.DeleteRun(request, timeout=ATTEMPT_SECONDS), "DeleteRun")
         except grpc.aio.AioRpcError as err:

@@ -342,7 +342,16 @@ class JetStreamBackend(Backend):
     # ------------------------------------------------------------ deleting (tombstones.py)
 
     async def _delete(self, run_id: str, expected_last_seq: int, deleted_at: float) -> tuple[Tombstone, bool]:
-        return await self._tombstones.delete(run_id, expected_last_seq, deleted_at)
+        try:
+            return await self._tombstones.delete(run_id, expected_last_seq, deleted_at)
+        except CorruptJournalError:
+            # The run's last message is a tombstone the check before this one did not see (that read was
+            # answered by a NATS node behind the stream: a deletion resent after its answer was lost, during
+            # a failover): the deletion happened; answer it as a retry, as ``delete_run`` does.
+            found = await self._tombstones.read(run_id)
+            if found is None:
+                raise
+            return found, False
 
     async def _erase_deleted(self, run_id: str, *, wait: bool) -> bool:
         if wait:
