@@ -105,7 +105,10 @@ def test_nats_restart_loses_no_acknowledged_record_and_outage_appends_fail_unava
     nats_server = NatsServer(tmp_path / "nats", nats_binary).start()
     try:
         target = new_stream_target()
-        server = server_factory(tmp_path / "data", *target.server_args(nats_server.url))
+        # A 1 s request timeout: an append is published again for 4 of them while NATS is away
+        # (journal.py), then answered STORAGE_UNAVAILABLE, well within the calls' 20 s deadline.
+        args = (*target.server_args(nats_server.url), "--nats-request-timeout-seconds", "1")
+        server = server_factory(tmp_path / "data", *args)
         channel, stub = connect(server)
         with channel:
             run_id = new_run_id()
@@ -199,7 +202,7 @@ async def test_a_network_partition_fails_appends_unavailable_and_healing_brings_
             assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
             assert reason(caught.value) == "STORAGE_UNAVAILABLE"
             proxy.heal()  # the held-back publish now reaches NATS and is stored
-            retried = await stub.Append(during, timeout=15)
+            retried = await _resent_until_answered(stub, during)
             assert (retried.seq, retried.last_seq, retried.duplicate) == (2, 2, True)  # it landed late
             after = await stub.Append(pb.AppendRequest(run_id=run_id, claim_token=1, record=b.note(3)))
             assert after.seq == 3
@@ -208,3 +211,18 @@ async def test_a_network_partition_fails_appends_unavailable_and_healing_brings_
     finally:
         await asyncio.to_thread(server.stop)
         await proxy.close()
+
+
+async def _resent_until_answered(
+    stub: journal_service_pb2_grpc.JournalServiceStub, request: pb.AppendRequest
+) -> pb.AppendResponse:
+    """Resend while STORAGE_UNAVAILABLE, as a worker does: a partition longer than the pings' 1-2 s drops the
+    connection (connect.py), and the server answers so until it has reconnected."""
+    for _ in range(100):
+        try:
+            return await stub.Append(request, timeout=15)
+        except grpc.aio.AioRpcError as err:
+            if reason(err) != "STORAGE_UNAVAILABLE":
+                raise
+        await asyncio.sleep(0.2)
+    raise AssertionError("still STORAGE_UNAVAILABLE after 100 resends")

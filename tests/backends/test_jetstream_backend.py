@@ -28,6 +28,7 @@ from runjournal_server.backends.jetstream.config import (
     stream_problems,
     subject_covers,
 )
+from runjournal_server.backends.jetstream.journal import RIDE_THROUGH_TIMEOUTS
 from runjournal_server.core.errors import (
     CorruptJournalError,
     RunExistsError,
@@ -54,23 +55,24 @@ RUN = b.RUN_ID
 @pytest.mark.parametrize(
     ("version", "accepted"),
     [
-        ("2.12.3", True),
+        ("2.12.4", True),
         ("2.12.10", True),
         ("2.13.0", True),
         ("3.0.0", True),
         ("v2.15.1", True),
-        ("2.12.4-beta.1", True),
-        ("2.12.3-RC.2", False),
+        ("2.12.5-beta.1", True),
+        ("2.12.4-RC.2", False),
+        ("2.12.3", False),
         ("2.12.2", False),
         ("2.11.9", False),
         ("1.99.99", False),
     ],
 )
-def test_the_server_version_must_be_at_least_2_12_3(version: str, accepted: bool) -> None:
+def test_the_server_version_must_be_at_least_2_12_4(version: str, accepted: bool) -> None:
     if accepted:
         check_server_version(version)
     else:
-        with pytest.raises(StreamConfigError, match=f"version {version}.*2.12.3 or newer"):
+        with pytest.raises(StreamConfigError, match=f"version {version}.*2.12.4 or newer"):
             check_server_version(version)
 
 
@@ -443,7 +445,8 @@ async def test_a_nats_restart_keeps_every_acknowledged_record_and_appends_fail_o
         started = time.monotonic()
         with pytest.raises(StorageUnavailableError):
             await journal.append(turns(7, 7))
-        assert time.monotonic() - started < 2 * 1.0, "an append during the outage must fail within its timeout"
+        # It is published again while NATS is away, for RIDE_THROUGH_TIMEOUTS request timeouts (journal.py).
+        assert time.monotonic() - started < (RIDE_THROUGH_TIMEOUTS + 2) * 1.0, "an append must fail within its window"
         with pytest.raises(StorageUnavailableError):
             await backend.load(RUN)
         assert journal.last_seq == 6

@@ -45,7 +45,9 @@
     (the last stream seq of each run's subjects) would cost a request per
     run or pages of every subject. In the background the run ids are listed
     once (the meta subjects) and compared, for what no news tells (messages
-    removed by hand).
+    removed by hand). A start that cannot ask the stream where the news
+    stands (a leader election, NATS away) does not give the index up: the
+    rebuild waits in the background until the feed follows the stream.
 """
 
 from __future__ import annotations
@@ -159,8 +161,12 @@ class ListingUpkeep:
             log.info("listing index: %s (%s); rebuilding it from the journals", damaged, shared.where)
             # Follow the news from now on before the rebuild lists the runs: nothing falls between.
             if not await shared.news_since(None, self._index.mark_dirty, self._forget_deleted):
-                log.warning("listing index: off (the news cannot be followed); every listing reads every run")
-                self._persisted.let_go()
+                # The store cannot be asked now (a leader election, NATS away): the feed the server starts
+                # next follows from wherever the stream is then, so the rebuild waits for it and lists the
+                # runs after; until then every listing reads every run.
+                log.warning("listing index: the news cannot be followed yet; rebuilt once the feed follows it")
+                self._active = True
+                self._task = asyncio.create_task(self._run(await_feed=True), name="listing-index-upkeep")
                 return
         elif len(self._index.pending) <= max(INLINE_NEW_RUNS, len(self._index) // 10):
             # Before the server serves: place the runs created since the snapshot, read the moved ones
@@ -235,8 +241,10 @@ class ListingUpkeep:
 
     # ------------------------------------------------------------ the background task
 
-    async def _run(self) -> None:
+    async def _run(self, *, await_feed: bool = False) -> None:
         try:
+            if await_feed:
+                await self._until_following()
             if not self.repaired:
                 await self._repair(inline=False)
                 self._repaired()
@@ -269,6 +277,11 @@ class ListingUpkeep:
             # The index is an accelerator: without it the listing reads every run, as it always could.
             log.exception("listing index: upkeep failed; listing by reading every run from now on")
             self.ready = self._active = False
+
+    async def _until_following(self) -> None:
+        """Until the shared store's feed follows the stream (the server starts it right after the upkeep)."""
+        while self._persisted.position() is None:
+            await asyncio.sleep(RETRY_SECONDS)
 
     def _repaired(self) -> None:
         self.ready = self.repaired = True

@@ -29,6 +29,7 @@ from runjournal_server.backends.base import Backend
 from runjournal_server.backends.jetstream.api import (
     JetStreamApi,
 )
+from runjournal_server.backends.jetstream.barrier import Barrier, StaleAnswerError
 from runjournal_server.backends.jetstream.config import (
     HEADER_ALLOWANCE_BYTES,
     check_server_version,
@@ -36,7 +37,12 @@ from runjournal_server.backends.jetstream.config import (
     validate_stream_name,
     validate_subject_prefix,
 )
-from runjournal_server.backends.jetstream.connect import CONNECT_TIMEOUT_SECONDS, client_options, server_version
+from runjournal_server.backends.jetstream.connect import (
+    CONNECT_TIMEOUT_SECONDS,
+    GuardedClient,
+    client_options,
+    server_version,
+)
 from runjournal_server.backends.jetstream.creating import Creation
 from runjournal_server.backends.jetstream.erasing import Erasures
 from runjournal_server.backends.jetstream.feed import Feed
@@ -108,6 +114,7 @@ class JetStreamBackend(Backend):
         self._nc: Client | None = None
         self._api_client: JetStreamApi | None = None
         self._reader = StreamReader(lambda: self._api, self._layout, self._stream)
+        self._barrier = Barrier(lambda: self._api, self._layout)
         self._own = OwnWrites()
         """This replica's writes and deletions, which the feed leaves to ``runs/`` (``own_writes.py``)."""
         self._tombstones = StreamTombstones(lambda: self._api, self._layout, self._reader, self._own)
@@ -163,7 +170,7 @@ class JetStreamBackend(Backend):
     async def start(self) -> None:
         """Connect, check the server version and payload limit, then check (or create) the stream."""
         self._closing = False
-        nc = Client()
+        nc = GuardedClient()  # no reply trusted across a reconnect (connect.py)
         try:
             async with asyncio.timeout(self._connect_timeout):
                 await nc.connect(**self._nats_options())
@@ -298,6 +305,8 @@ class JetStreamBackend(Backend):
             async for stored in self._reader.stream(run_id, from_seq):
                 yield stored
         except (RunNotFoundError, CorruptJournalError) as err:
+            if isinstance(err, RunNotFoundError):
+                await self._confirm_absent(run_id)
             await self.refuse_deleted(run_id, err)
 
     async def _found(self, run_id: str, read: Awaitable[T]) -> T:
@@ -310,7 +319,21 @@ class JetStreamBackend(Backend):
         try:
             return await read
         except (RunNotFoundError, CorruptJournalError) as err:
+            if isinstance(err, RunNotFoundError):
+                await self._confirm_absent(run_id)
             await self.refuse_deleted(run_id, err)
+
+    async def _confirm_absent(self, run_id: str) -> None:
+        """Before answering RUN_NOT_FOUND, ask again behind a barrier (``barrier.py``): STORAGE_UNAVAILABLE when the
+        meta is there after all (a leader behind the stream answered), or when no answer can be proven current."""
+        try:
+            (meta,) = await self._barrier.held([self._layout.subject(run_id, 1)])
+        except StaleAnswerError as err:
+            raise StorageUnavailableError(run_id, f"reading the run: {err}") from err
+        if meta:
+            raise StorageUnavailableError(
+                run_id, "reading the run: a node behind the stream answered that it is absent"
+            )
 
     async def list_run_ids(self) -> list[str]:
         run_ids, deleted = await asyncio.gather(self._reader.run_ids(), self._tombstones.deleted_ids())
@@ -319,7 +342,16 @@ class JetStreamBackend(Backend):
     # ------------------------------------------------------------ deleting (tombstones.py)
 
     async def _delete(self, run_id: str, expected_last_seq: int, deleted_at: float) -> tuple[Tombstone, bool]:
-        return await self._tombstones.delete(run_id, expected_last_seq, deleted_at)
+        try:
+            return await self._tombstones.delete(run_id, expected_last_seq, deleted_at)
+        except CorruptJournalError:
+            # The run's last message is a tombstone the check before this one did not see (that read was
+            # answered by a NATS node behind the stream: a deletion resent after its answer was lost, during
+            # a failover): the deletion happened; answer it as a retry, as ``delete_run`` does.
+            found = await self._tombstones.read(run_id)
+            if found is None:
+                raise
+            return found, False
 
     async def _erase_deleted(self, run_id: str, *, wait: bool) -> bool:
         if wait:

@@ -15,8 +15,9 @@ from typing import Any
 from runjournal_server.backends.base import BackendStartError
 from runjournal_server.core.records import DEFAULT_MAX_RECORD_BYTES
 
-MIN_SERVER_VERSION = (2, 12, 3)
-"""Atomic batch publish, the last-subject-sequence fence on another subject, and their fixes."""
+MIN_SERVER_VERSION = (2, 12, 4)
+"""Atomic batch publish, the last-subject-sequence fence on another subject, and their fixes; 2.12.3 cannot
+open a stream after one truncated block (nats-server PR #7704), which a crash can leave."""
 HEADER_ALLOWANCE_BYTES = 1024
 """Room for our headers (message id, fence, batch, expected stream) on top of a maximal record."""
 MAX_ATOMIC_BATCH = 1000
@@ -49,7 +50,8 @@ def check_server_version(text: str) -> None:
         minimum = ".".join(map(str, MIN_SERVER_VERSION))
         raise StreamConfigError(
             f"the NATS server is version {text}; the JetStream backend needs nats-server {minimum} or newer "
-            "(atomic batch publish and the fixes it depends on): upgrade the server"
+            "(atomic batch publish and the fixes it depends on; 2.12.3 cannot reopen a stream after a crash left a "
+            "truncated block, nats-server PR #7704): upgrade the server"
         )
 
 

@@ -7,14 +7,31 @@ of record ``N-1`` and ``...-Subject`` = its subject. It lands only if record
 every record needs its predecessor) means this writer's view is the whole
 run; unlike a fence over the run's wildcard, its cost does not grow with the
 run. A reply that is not a clean ack is settled by ``publish.publish_once``.
+
+**Riding through a leader change.** While the stream has no leader (an
+election takes about 6 s after its leader dies or hangs) or this replica is
+reconnecting, a publish gets no answer, or one that says the stream cannot
+take it now, and the read-back finds nothing of ours or cannot be made. Such
+an append is published again, the very same messages fenced on the same
+tail, every ``RIDE_THROUGH_PAUSE_SECONDS`` for up to
+``RIDE_THROUGH_TIMEOUTS`` request timeouts (or until the call is cancelled,
+at its deadline): the fence makes the resend safe (an earlier attempt that
+landed after all refuses it, and the read-back then finds our bytes: a
+verified duplicate). So a worker's Append waits through a failover instead
+of being answered STORAGE_UNAVAILABLE; docs/jetstream-backend.md has the
+measured waits.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Sequence
 
 from runjournal_server.backends.jetstream.api import (
+    ERR_INSUFFICIENT_RESOURCES,
+    ERR_STORE_FAILED,
+    ApiError,
     JetStreamApi,
     NotDeliveredError,
     Outgoing,
@@ -22,6 +39,7 @@ from runjournal_server.backends.jetstream.api import (
     StoredMessage,
     is_full,
 )
+from runjournal_server.backends.jetstream.barrier import Barrier, StaleAnswerError
 from runjournal_server.backends.jetstream.config import MAX_ATOMIC_BATCH
 from runjournal_server.backends.jetstream.layout import Fence, Layout, message_id, write_headers
 from runjournal_server.backends.jetstream.own_writes import OwnWrites
@@ -47,6 +65,27 @@ from runjournal_server.core.records import StoredRecord
 
 REFRESH_WINDOW_MAX = 64
 """The most subjects ``refresh`` reads at once (after 4, then 16), once it knows something is new."""
+RIDE_THROUGH_TIMEOUTS = 4
+"""How long an append is published again while the stream cannot take it (see the module docstring), in
+request timeouts: 20 s at the default 5 s, longer than an election after a node dies or hangs (about 6 s,
+plus 1-2 s to leave a hung node)."""
+RIDE_THROUGH_PAUSE_SECONDS = 0.25
+
+
+log = logging.getLogger("runjournal_server.backends.jetstream")
+
+
+class _NotNow(Exception):
+    """The stream could not take the batch now, and nothing of it is known stored: publish it again."""
+
+    def __init__(self, error: StorageUnavailableError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _not_now(refusal: ApiError) -> bool:
+    """A refusal that says "not now" (503: no leader, JetStream temporarily unavailable), not "never"."""
+    return refusal.code == 503 and refusal.err_code not in (ERR_INSUFFICIENT_RESOURCES, ERR_STORE_FAILED)
 
 
 def check_batch_size(run_id: str, batch: Sequence[StoredRecord]) -> None:
@@ -93,6 +132,7 @@ class JetStreamJournal(Journal):
         """The last record this handle knows: what its next append is fenced on."""
         self._closed = False
         self._mutex = asyncio.Lock()
+        self._barrier = Barrier(api, layout)
 
     @property
     def last_seq(self) -> int:
@@ -115,24 +155,64 @@ class JetStreamJournal(Journal):
         them is reported instead of waiting to collide with a later append,
         and the run's tombstone there is RUN_DELETED (``deletion.py``).
         A stray stored *before* our tail is the full reads' to find
-        (``StreamReader.last``); refresh stays one lookup.
+        (``StreamReader.last``). When nothing is new, that is asked again
+        behind a barrier before it is believed (``_read_again``).
         """
         async with self._mutex:
             self._check_usable()
-            found: list[tuple[StoredRecord, StoredMessage]] = []
-            after = self._tail.stream_seq
-            while (following := await self._reader.next_after(self.run_id, after)) is not None:
-                expected = self._last_seq + len(found) + 1
-                if following.subject == self._layout.tombstone(self.run_id):
-                    # Another replica deleted the run: its tombstone follows what this handle knows.
-                    raise RunDeletedError(self.run_id, decode_tombstone(self.run_id, following).last_seq)
-                if following.subject != self._subject(expected):
-                    raise self._reader.stray_error(self.run_id, following.subject, expected)
-                found.extend(await self._forward(expected, following))
-                after = found[-1][1].stream_seq
+            found = await self._newer()
+            if not found and await self._read_again():
+                found = await self._newer()
+                if not found:
+                    raise StorageUnavailableError(
+                        self.run_id,
+                        f"catching up with the run: seq {self._last_seq + 1} is stored, but a node behind the "
+                        "stream answered that it is not",
+                    )
             if found:
                 self._advance(found[-1][0].seq, found[-1][1].stream_seq)
             return [stored for stored, _ in found]
+
+    async def _newer(self) -> list[tuple[StoredRecord, StoredMessage]]:
+        """The records stored after our tail, up to the first empty subject (see ``refresh``)."""
+        found: list[tuple[StoredRecord, StoredMessage]] = []
+        after = self._tail.stream_seq
+        while (following := await self._reader.next_after(self.run_id, after)) is not None:
+            expected = self._last_seq + len(found) + 1
+            if following.subject == self._layout.tombstone(self.run_id):
+                # Another replica deleted the run: its tombstone follows what this handle knows.
+                raise RunDeletedError(self.run_id, decode_tombstone(self.run_id, following).last_seq)
+            if following.subject != self._subject(expected):
+                raise self._reader.stray_error(self.run_id, following.subject, expected)
+            found.extend(await self._forward(expected, following))
+            after = found[-1][1].stream_seq
+        return found
+
+    async def _read_again(self) -> bool:
+        """Whether "nothing after our tail" must be read again: asked behind a barrier (``barrier.py``).
+
+        A leader cut off from the others, or one that hung and resumed after
+        being replaced, answers from a store that lacks what the new leader
+        acknowledged; an append refused on its word would be a SEQ_GAP to a
+        worker that sent exactly the next seq. So the next record's subject
+        and the tombstone's are asked behind a barrier: both empty, nothing
+        is new (False). The tombstone there, or the next record stored after
+        our tail: the first read was stale, read again (True). The next
+        record's subject holding a message stored *before* our tail is a
+        stray, the full read's to report (False). No answer that can be
+        proven current is STORAGE_UNAVAILABLE: nothing was written, resend.
+        """
+        following = self._subject(self._last_seq + 1)
+        try:
+            next_held, tombstone_held = await self._barrier.held([following, self._layout.tombstone(self.run_id)])
+        except StaleAnswerError as err:
+            raise StorageUnavailableError(self.run_id, f"catching up with the run: {err}") from err
+        if tombstone_held:
+            return True
+        if not next_held:
+            return False
+        (message,) = await self._reader.read(self.run_id, [following])
+        return message is None or message.stream_seq > self._tail.stream_seq
 
     async def _forward(self, seq: int, message: StoredMessage) -> list[tuple[StoredRecord, StoredMessage]]:
         """Record ``seq`` (its message in hand) and those after it, up to the first empty subject."""
@@ -168,6 +248,24 @@ class JetStreamJournal(Journal):
     # ------------------------------------------------------------ writing
 
     async def _write(self, batch: list[StoredRecord]) -> None:
+        """``_write_once``, again while the stream cannot take the batch now (see the module docstring)."""
+        loop = asyncio.get_running_loop()
+        window = RIDE_THROUGH_TIMEOUTS * self._api().timeout
+        deadline = loop.time() + window
+        told = False
+        while True:
+            try:
+                await self._write_once(batch)
+                return
+            except _NotNow as not_now:
+                if loop.time() >= deadline:
+                    raise not_now.error from not_now.__cause__
+                if not told:
+                    told = True
+                    log.info("%s; publishing again for up to %g s", not_now.error.message, window)
+            await asyncio.sleep(RIDE_THROUGH_PAUSE_SECONDS)
+
+    async def _write_once(self, batch: list[StoredRecord]) -> None:
         """Publish the batch fenced on our tail; advance only on an ack or a verified read-back.
 
         What the settled outcomes mean here: our bytes stored by an earlier
@@ -186,11 +284,11 @@ class JetStreamJournal(Journal):
                 api, lambda: self._send(api, batch), record_targets(self._layout, self.run_id, batch), own=self._own
             )
         except NotDeliveredError as err:
-            raise StorageUnavailableError(self.run_id, f"appending seq {first}: {err}") from err
+            raise _NotNow(StorageUnavailableError(self.run_id, f"appending seq {first}: {err}")) from err
         except ReadBackError as err:
             what = self._what(first, err.answer)
-            raise StorageUnavailableError(
-                self.run_id, f"{what}, and reading seq {first} back failed too ({err.cause})"
+            raise _NotNow(
+                StorageUnavailableError(self.run_id, f"{what}, and reading seq {first} back failed too ({err.cause})")
             ) from err.cause
         match outcome:
             case Stored(stream_seq):
@@ -207,7 +305,10 @@ class JetStreamJournal(Journal):
                     raise WriteRaceError(f"run {self.run_id!r}: seq {first - 1} is not what this server read ({what})")
                 if answer.refusal is not None and is_full(answer.refusal):
                     raise StorageFullError(self.run_id, what)
-                raise StorageUnavailableError(self.run_id, f"{what}; nothing is stored at seq {first}")
+                unavailable = StorageUnavailableError(self.run_id, f"{what}; nothing is stored at seq {first}")
+                if answer.refusal is None or _not_now(answer.refusal):
+                    raise _NotNow(unavailable)
+                raise unavailable
 
     @staticmethod
     def _what(first: int, answer: Answer) -> str:

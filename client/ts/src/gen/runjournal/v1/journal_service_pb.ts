@@ -74,6 +74,23 @@
 // `index` is set only by AppendBatch, on a refusal about one record of the
 // batch: its 0-based position in `AppendBatchRequest.records`.
 //
+// What a worker should resend. Nothing was acknowledged, and resending the
+// very same request (same run, seq, bytes and claim token) is safe, after:
+//   - UNAVAILABLE or DEADLINE_EXCEEDED without an ErrorInfo: the call never
+//     reached the journal logic, or its answer was lost (the clients resend
+//     these themselves, with backoff);
+//   - STORAGE_UNAVAILABLE: the store did not acknowledge; a record it may
+//     still store later is then answered as a verified duplicate;
+//   - RUN_LOCKED: another server process holds the run (file backend).
+// Resend with backoff until the worker's own deadline, through any replica:
+// on the JetStream backend a leader change of the NATS cluster takes about
+// 6 s, a hung NATS node is left within 1-2 s, and the server holds an append
+// through that (up to 4 NATS request timeouts) before it answers
+// STORAGE_UNAVAILABLE; docs/jetstream-backend.md has the measured waits.
+// Every other reason is an answer about the run (SEQ_GAP, SEQ_CONFLICT,
+// RUN_CLAIMED, ...) or the request, and resending changes nothing; after
+// STORAGE_FULL, resend only once space was made.
+//
 // With token auth on, every RPC takes `authorization: Bearer <token>` metadata
 // and may fail UNAUTHENTICATED or PERMISSION_DENIED; ListRuns then lists only
 // the runs within the token's prefixes. Each token has scopes: `worker` for
