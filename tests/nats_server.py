@@ -15,6 +15,7 @@ to a file and watches for "Server is ready"): no polling, no sleeps.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import signal
@@ -289,8 +290,9 @@ class PartitionProxy:
     arrives late: exactly the case where a retried append must not duplicate.
     """
 
-    def __init__(self, upstream_port: int) -> None:
+    def __init__(self, upstream_port: int, *, scheme: str = "nats") -> None:
         self._upstream_port = upstream_port
+        self._scheme = scheme  # "nats-route" for a cluster route (tests/durability/cluster.py)
         self._server: asyncio.Server | None = None
         self._open = asyncio.Event()
         self._open.set()
@@ -303,7 +305,7 @@ class PartitionProxy:
     @property
     def url(self) -> str:
         assert self._server is not None
-        return f"nats://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
+        return f"{self._scheme}://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
 
     def partition(self) -> None:
         self._open.clear()
@@ -322,7 +324,11 @@ class PartitionProxy:
             await self._server.wait_closed()
 
     async def _serve(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
-        upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", self._upstream_port)
+        try:
+            upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", self._upstream_port)
+        except OSError:  # the server is down: the connection is refused, as it would be without the proxy
+            client_writer.close()
+            return
         pumps = [
             asyncio.create_task(self._pump(client_reader, upstream_writer)),
             asyncio.create_task(self._pump(upstream_reader, client_writer)),
@@ -338,10 +344,8 @@ class PartitionProxy:
             self._tasks.difference_update(pumps)
 
     async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        while True:
-            data = await reader.read(65536)
-            if not data:
-                return
-            await self._open.wait()  # held back while partitioned, delivered in order once healed
-            writer.write(data)
-            await writer.drain()
+        with contextlib.suppress(OSError):  # a reset by either side ends this direction, as the other ends
+            while data := await reader.read(65536):
+                await self._open.wait()  # held back while partitioned, delivered in order once healed
+                writer.write(data)
+                await writer.drain()

@@ -33,6 +33,8 @@ from typing import Any
 import nats
 import pytest
 
+from tests.nats_server import PartitionProxy
+
 CONFIG = Path(__file__).resolve().parents[2] / "deploy" / "compose" / "nats-cluster.conf"
 NODE_NAMES = ("n1", "n2", "n3")
 START_TIMEOUT_SECONDS = 30.0
@@ -172,7 +174,7 @@ class NatsCluster:
 
     def __init__(self, base_dir: Path, binary: Path) -> None:
         self.nodes = {name: ClusterNode(name, base_dir / name, binary) for name in NODE_NAMES}
-        self._proxies: dict[tuple[str, str], StallProxy] = {}
+        self._proxies: dict[tuple[str, str], PartitionProxy] = {}
 
     @property
     def urls(self) -> list[str]:
@@ -187,7 +189,7 @@ class NatsCluster:
             source.routes = []
             for target in self.nodes.values():
                 if target is not source:
-                    proxy = await StallProxy(target.cluster_port).start()
+                    proxy = await PartitionProxy(target.cluster_port, scheme="nats-route").start()
                     self._proxies[(source.name, target.name)] = proxy
                     source.routes.append(proxy.url)
         await asyncio.gather(*(asyncio.to_thread(self.nodes[name].start) for name in names))
@@ -256,67 +258,6 @@ class NatsCluster:
             finally:
                 await nc.close()
         return None
-
-
-class StallProxy:
-    """A loopback TCP proxy to one node's route port that ``stall`` holds (bytes kept, not lost) until ``unstall``."""
-
-    def __init__(self, upstream_port: int) -> None:
-        self._upstream_port = upstream_port
-        self._server: asyncio.Server | None = None
-        self._open = asyncio.Event()
-        self._open.set()
-        self._tasks: set[asyncio.Task[None]] = set()
-
-    async def start(self) -> StallProxy:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        return self
-
-    @property
-    def url(self) -> str:
-        assert self._server is not None
-        return f"nats-route://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
-
-    def partition(self) -> None:
-        self._open.clear()
-
-    def heal(self) -> None:
-        self._open.set()
-
-    async def close(self) -> None:
-        self._open.set()
-        if self._server is not None:
-            self._server.close()
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-
-    async def _serve(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
-        try:
-            upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", self._upstream_port)
-        except OSError:  # the node is down: the route is refused, as it would be without the proxy
-            client_writer.close()
-            return
-        pumps = [
-            asyncio.create_task(self._pump(client_reader, upstream_writer)),
-            asyncio.create_task(self._pump(upstream_reader, client_writer)),
-        ]
-        self._tasks.update(pumps)
-        try:
-            await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for task in pumps:
-                task.cancel()
-            for writer in (client_writer, upstream_writer):
-                writer.close()
-            self._tasks.difference_update(pumps)
-
-    async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        with contextlib.suppress(OSError):
-            while data := await reader.read(65536):
-                await self._open.wait()  # held back while stalled, delivered in order once healed
-                writer.write(data)
-                await writer.drain()
 
 
 def _healthy(node: ClusterNode) -> bool:
