@@ -19,6 +19,18 @@ from tests.web.conftest import WebServer, sign_in, wait
 CREATED = datetime(2020, 1, 10, 8, 0, tzinfo=UTC)
 
 
+def follow(browser: WebDriver, element: WebElement) -> None:
+    """Click ``element``, which loads another page, and wait until the old page is gone.
+
+    The new page has the same ids as the old one, so waiting for an element is
+    no wait at all: rows read meanwhile belong to the page being replaced (the
+    "stale element reference" CI once met).
+    """
+    old = browser.find_element(By.TAG_NAME, "html")
+    element.click()
+    wait(browser).until(expected_conditions.staleness_of(old))
+
+
 def listed(browser: WebDriver) -> list[str]:
     """The run ids of the browser's page, in order (after the page has loaded)."""
     wait(browser).until(expected_conditions.presence_of_element_located((By.ID, "count")))
@@ -77,7 +89,7 @@ def test_the_browser_lists_every_run_newest_first_and_filters_by_status_label_ta
     browser.find_element(By.ID, "nav-runs").click()
     wait(browser).until(expected_conditions.presence_of_element_located((By.ID, "filters")))
     browser.find_element(By.ID, "filter-label").send_keys(f"suite={suite}")
-    browser.find_element(By.ID, "filter").click()
+    follow(browser, browser.find_element(By.ID, "filter"))
     assert listed(browser) == [runs[name] for name in ("fork", "busy", "waiting", "failed", "done")]
     fork_row = browser.find_element(By.CSS_SELECTOR, f'tr.run-row[data-run="{runs["fork"]}"]')
     assert fork_row.find_element(By.CSS_SELECTOR, "a.parent").text == runs["done"]
@@ -85,19 +97,21 @@ def test_the_browser_lists_every_run_newest_first_and_filters_by_status_label_ta
     assert "suspended" in waiting_row.text and "waiting for the test" in waiting_row.text
 
     Select(browser.find_element(By.ID, "filter-status")).select_by_value("error")
-    browser.find_element(By.ID, "filter").click()
+    follow(browser, browser.find_element(By.ID, "filter"))
     assert listed(browser) == [runs["failed"]]
     Select(browser.find_element(By.ID, "filter-status")).select_by_value("")
     browser.find_element(By.ID, "filter-task").send_keys("t-alpha")
-    browser.find_element(By.ID, "filter").click()
+    follow(browser, browser.find_element(By.ID, "filter"))
     assert listed(browser) == [runs["failed"], runs["done"]]  # the fork has no task: ForkRun drops it
     browser.find_element(By.ID, "filter-task").clear()
     browser.find_element(By.ID, "filter-parent").send_keys(runs["done"])
-    browser.find_element(By.ID, "filter").click()
+    follow(browser, browser.find_element(By.ID, "filter"))
     assert listed(browser) == [runs["fork"]]
     # A label chip is a filter by that label: here the one run of its kind.
     browser.get(f"{web_server.url}/runs?label=suite%3D{suite}")
-    browser.find_element(By.CSS_SELECTOR, f'tr.run-row[data-run="{runs["busy"]}"] a.label[href*="kind"]').click()
+    follow(
+        browser, browser.find_element(By.CSS_SELECTOR, f'tr.run-row[data-run="{runs["busy"]}"] a.label[href*="kind"]')
+    )
     assert listed(browser) == [runs["busy"]]
 
 
@@ -121,11 +135,10 @@ def test_pages_follow_list_runs_page_tokens_without_a_run_twice_or_missed(
     browser.get(f"{web_server.url}/runs?label=suite%3D{suite}&size=3")
     pages = [listed(browser)]
     while browser.find_elements(By.ID, "next-page"):
-        browser.find_element(By.ID, "next-page").click()
-        wait(browser).until(expected_conditions.presence_of_element_located((By.ID, "newest")))
+        follow(browser, browser.find_element(By.ID, "next-page"))
         pages.append(listed(browser))
     assert pages == [made[6:3:-1], made[3:0:-1], made[0:1]]
-    browser.find_element(By.ID, "newest").click()
+    follow(browser, browser.find_element(By.ID, "newest"))
     assert listed(browser) == made[6:3:-1]
 
 
@@ -149,13 +162,13 @@ def test_created_from_and_before_are_applied_over_the_newest_first_listing(
     browser.get(f"{web_server.url}/runs?label=suite%3D{suite}")
     browser.find_element(By.ID, "filter-created-from").send_keys("2020-01-11")
     browser.find_element(By.ID, "filter-created-before").send_keys("2020-01-14T08:00")
-    browser.find_element(By.ID, "filter").click()
+    follow(browser, browser.find_element(By.ID, "filter"))
     assert listed(browser) == [by_day[3], by_day[2], by_day[1]]
     count = browser.find_element(By.ID, "count").text
     assert count.startswith("3 runs; ") and "listed to find them" in count
     assert browser.find_element(By.ID, "filter-created-from").get_attribute("value") == "2020-01-11"
     browser.find_element(By.ID, "filter-created-from").send_keys("x")  # "2020-01-11x"
-    browser.find_element(By.ID, "filter").click()
+    follow(browser, browser.find_element(By.ID, "filter"))
     refusal = wait(browser).until(expected_conditions.presence_of_element_located((By.ID, "refusal")))
     assert refusal.text == "created from must be a date and time such as 2026-03-01T09:30"
     assert not browser.find_elements(By.CSS_SELECTOR, "tr.run-row")
@@ -177,11 +190,11 @@ def test_a_long_journal_is_shown_a_page_of_records_at_a_time(browser: WebDriver,
     assert [int(e.get_attribute("data-seq") or 0) for e in shown] == list(range(151, 251))  # the newest page
     assert shown[-1].find_element(By.CSS_SELECTOR, ".kind").text.lower() == "note"
     assert "progress 250" in shown[-1].text
-    browser.find_element(By.CSS_SELECTOR, "#timeline a.earlier").click()
-    wait(browser).until(expected_conditions.url_contains("from=51"))
+    follow(browser, browser.find_element(By.CSS_SELECTOR, "#timeline a.earlier"))
+    assert "from=51" in browser.current_url
     assert [int(e.get_attribute("data-seq") or 0) for e in entries(browser)] == list(range(51, 151))
-    browser.find_element(By.CSS_SELECTOR, "#timeline a.first").click()
-    wait(browser).until(expected_conditions.url_contains("from=1#"))
+    follow(browser, browser.find_element(By.CSS_SELECTOR, "#timeline a.first"))
+    assert "from=1#" in browser.current_url
     first = entries(browser)
     assert [int(e.get_attribute("data-seq") or 0) for e in first] == list(range(1, 101))
     assert first[0].get_attribute("data-kind") == "meta"

@@ -258,7 +258,7 @@ class JetStreamBackend(Backend):
 
         ``known`` is not used: reading the records again is what proves they are still there.
         """
-        found, last = await self._found(run_id, self._reader.load(run_id))
+        found, last = await self._found(run_id, lambda: self._reader.load(run_id))
         return self._adopt(run_id, found[-1].seq, last.stream_seq), found
 
     def _adopt(self, run_id: str, last_seq: int, stream_seq: int) -> JetStreamJournal:
@@ -278,11 +278,11 @@ class JetStreamBackend(Backend):
     # ------------------------------------------------------------ reading (reading.py)
 
     async def load(self, run_id: str) -> list[StoredRecord]:
-        found, _ = await self._found(run_id, self._reader.load(run_id))
+        found, _ = await self._found(run_id, lambda: self._reader.load(run_id))
         return found
 
     async def _walk_back(self, run_id: str, walk: BackwardWalk) -> StoredRecord | None:
-        return await self._found(run_id, self._reader.walk_back(run_id, walk))
+        return await self._found(run_id, lambda: self._reader.walk_back(run_id, walk))
 
     async def meta(self, run_id: str) -> StoredRecord:
         """The meta alone, read with the tombstone subject in the same round trip.
@@ -301,39 +301,54 @@ class JetStreamBackend(Backend):
         return self._reader.decode(run_id, 1, message)
 
     async def stream(self, run_id: str, from_seq: int) -> AsyncGenerator[StoredRecord, None]:
-        try:
-            async for stored in self._reader.stream(run_id, from_seq):
-                yield stored
-        except (RunNotFoundError, CorruptJournalError) as err:
-            if isinstance(err, RunNotFoundError):
-                await self._confirm_absent(run_id)
-            await self.refuse_deleted(run_id, err)
+        for last_try in (False, True):
+            yielded = False
+            try:
+                async for stored in self._reader.stream(run_id, from_seq):
+                    yielded = True
+                    yield stored
+                return
+            except (RunNotFoundError, CorruptJournalError) as err:
+                if yielded or not await self._read_again(run_id, err, last_try):
+                    await self.refuse_deleted(run_id, err)
 
-    async def _found(self, run_id: str, read: Awaitable[T]) -> T:
-        """``read``; a run it found absent or damaged is RUN_DELETED where its tombstone says so.
+    async def _found(self, run_id: str, read: Callable[[], Awaitable[T]]) -> T:
+        """``read()``; a run it found absent or damaged is RUN_DELETED where its tombstone says so.
 
         A tombstone is the run's last message (a record subject it is not),
         so a read in the middle of the erasure finds "damage", and after it
         "no run": both are answered from the tombstone.
         """
-        try:
-            return await read
-        except (RunNotFoundError, CorruptJournalError) as err:
-            if isinstance(err, RunNotFoundError):
-                await self._confirm_absent(run_id)
-            await self.refuse_deleted(run_id, err)
+        for last_try in (False, True):
+            try:
+                return await read()
+            except (RunNotFoundError, CorruptJournalError) as err:
+                if not await self._read_again(run_id, err, last_try):
+                    await self.refuse_deleted(run_id, err)
+        raise AssertionError("unreachable: the last try returns or raises")
 
-    async def _confirm_absent(self, run_id: str) -> None:
-        """Before answering RUN_NOT_FOUND, ask again behind a barrier (``barrier.py``): STORAGE_UNAVAILABLE when the
-        meta is there after all (a leader behind the stream answered), or when no answer can be proven current."""
+    async def _read_again(self, run_id: str, err: Exception, last_try: bool) -> bool:
+        """Whether a read that found no run should be made again, asked behind a barrier (``barrier.py``).
+
+        "No run" becomes RUN_NOT_FOUND only when a node that has every acknowledged write agrees. When the meta
+        is there after all, either the run was created between the read and the barrier (a creation racing the
+        read, common on one node), so one more read finds it, or the leader that answered was behind the
+        stream: when the read made again is still answered "absent", that is STORAGE_UNAVAILABLE (retry), and
+        so is a barrier nobody could acknowledge.
+        """
+        if not isinstance(err, RunNotFoundError):
+            return False
         try:
             (meta,) = await self._barrier.held([self._layout.subject(run_id, 1)])
-        except StaleAnswerError as err:
-            raise StorageUnavailableError(run_id, f"reading the run: {err}") from err
-        if meta:
+        except StaleAnswerError as stale:
+            raise StorageUnavailableError(run_id, f"reading the run: {stale}") from stale
+        if not meta:
+            return False
+        if last_try:
             raise StorageUnavailableError(
                 run_id, "reading the run: a node behind the stream answered that it is absent"
             )
+        return True
 
     async def list_run_ids(self) -> list[str]:
         run_ids, deleted = await asyncio.gather(self._reader.run_ids(), self._tombstones.deleted_ids())
