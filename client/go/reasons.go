@@ -79,8 +79,10 @@ type LastSeqMismatchError struct {
 	RunID           string `meta:"run_id"`
 }
 
-// NotDeferredError is the NOT_DEFERRED refusal: the call was never deferred, so
-// it takes no answer. Its fields are the ErrorInfo metadata.
+// NotDeferredError is the NOT_DEFERRED refusal: the call does not wait for this
+// write: Answer needs a call deferred for an answer, Approve one deferred for a
+// decision (needs_approval); a call never deferred waits for its worker. Its
+// fields are the ErrorInfo metadata.
 type NotDeferredError struct {
 	StatusError
 	RunID     string `meta:"run_id"`

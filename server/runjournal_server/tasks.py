@@ -44,6 +44,7 @@ from runjournal_server.core.page_token import (
     MAX_PAGE_SIZE,
     decode_page_token,
     encode_page_token,
+    filters_digest,
 )
 from runjournal_server.core.schema import label_problems
 from runjournal_server.task_index import TaskIndex
@@ -157,7 +158,8 @@ class Tasks:
         if state not in tpb.TaskState.values():
             raise InvalidArgumentError("state", f"unknown state {state!r}")
         page_size = page_size or DEFAULT_PAGE_SIZE
-        after = decode_page_token(page_token)
+        digest = filters_digest({"state": state, "labels": dict(labels), "task_id_prefixes": list(task_id_prefixes)})
+        after = decode_page_token(page_token, digest)
         facts = await self._index.current()
         candidates = [
             (task_id, f)
@@ -172,7 +174,7 @@ class Tasks:
             candidates = [(t, f) for t, f in candidates if f.labels is not None and _has_labels(f.labels, labels)]
         chosen = candidates[:page_size]
         page = [task for task in await asyncio.gather(*(self._get_listed(t) for t, _ in chosen)) if task is not None]
-        token = encode_page_token(chosen[-1][1].key) if len(candidates) > page_size else ""
+        token = encode_page_token(chosen[-1][1].key, digest) if len(candidates) > page_size else ""
         return page, token
 
     async def _get_listed(self, task_id: str) -> tpb.Task | None:

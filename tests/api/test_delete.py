@@ -172,13 +172,18 @@ def test_delete_refuses_a_missing_run_and_an_unset_last_seq(stub: JournalStub) -
     assert stub.Fold(pb.FoldRequest(run_id=run_id)).state.last_seq == 5
 
 
-def test_deleting_again_answers_the_tombstone(stub: JournalStub) -> None:
+def test_deleting_again_answers_the_tombstone_to_a_retry_and_run_deleted_to_another_seq(stub: JournalStub) -> None:
     run_id, _, last_seq = written_run(stub, "twice")
     first = stub.DeleteRun(pb.DeleteRunRequest(run_id=run_id, expected_last_seq=last_seq))
     second = stub.DeleteRun(pb.DeleteRunRequest(run_id=run_id, expected_last_seq=last_seq))
-    other = stub.DeleteRun(pb.DeleteRunRequest(run_id=run_id, expected_last_seq=1))  # any seq: it is gone
-    assert (first.deleted, second.deleted, other.deleted) == (True, False, False)
-    assert first.last_seq == second.last_seq == other.last_seq == last_seq
+    assert (first.deleted, second.deleted) == (True, False)
+    assert first.last_seq == second.last_seq == last_seq
+    for other_seq in (1, last_seq + 1):  # not a retry: its caller saw another run than the one deleted
+        request = pb.DeleteRunRequest(run_id=run_id, expected_last_seq=other_seq)
+        err = refusal(lambda request=request: stub.DeleteRun(request))
+        assert err.code() == grpc.StatusCode.NOT_FOUND
+        info = error_info(err)
+        assert (info.reason, info.metadata["last_seq"]) == ("RUN_DELETED", str(last_seq))
 
 
 def test_only_an_operator_deletes(server_factory: Callable[..., ServerProcess], tmp_path: Path) -> None:

@@ -95,7 +95,9 @@ class LastSeqMismatchError(RunJournalError):
 
 
 class NotDeferredError(RunJournalError):
-    """NOT_DEFERRED: the call was never deferred, so it takes no answer."""
+    """NOT_DEFERRED: the call does not wait for this write: Answer needs a call deferred for an answer, Approve one
+    deferred for a decision (``needs_approval``); a call never deferred waits for its worker.
+    """
 
     REASON = "NOT_DEFERRED"
 

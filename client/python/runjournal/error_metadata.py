@@ -118,7 +118,10 @@ REASON_DOCS: Final[Mapping[str, str]] = {
     "CORRUPT_JOURNAL": "the stored journal is damaged at `line` and/or `seq`.",
     "RESUME_REFUSED": "the resume gate refused the claim; `fields` lists the fingerprint fields that refused it.",
     "ALREADY_ANSWERED": "the call has a result already, at `answered_at_seq`.",
-    "NOT_DEFERRED": "the call was never deferred, so it takes no answer.",
+    "NOT_DEFERRED": (
+        "the call does not wait for this write: Answer needs a call deferred for an answer, Approve one "
+        "deferred for a decision (`needs_approval`); a call never deferred waits for its worker."
+    ),
     "ALREADY_DECIDED": "the call has an operator's decision already, at `decided_at_seq`.",
     "CALL_NOT_PENDING": "the call is not in the run's pending batch, so it cannot be decided.",
     "STORAGE_FULL": "the server's store is full; nothing was written.",

@@ -100,7 +100,10 @@ export class LastSeqMismatchError extends RunJournalError {
   declare readonly runId: string;
 }
 
-/** NOT_DEFERRED: the call was never deferred, so it takes no answer. */
+/**
+ * NOT_DEFERRED: the call does not wait for this write: Answer needs a call deferred for an answer, Approve one
+ * deferred for a decision (`needs_approval`); a call never deferred waits for its worker.
+ */
 export class NotDeferredError extends RunJournalError {
   static override readonly REASON = "NOT_DEFERRED";
   static override readonly KEYS: MetadataKeys = { run_id: "str", tool_use_id: "str" };

@@ -109,7 +109,9 @@ async def watch_run(runs: Runs, run_id: str, after_seq: int) -> AsyncGenerator[b
 def _check_request(run_id: str, after_seq: int, head: int, sent: int) -> None:
     """After the first pass: the run had a record at ``after_seq`` (its ``head`` reached it), and a record at all."""
     if head < after_seq:
-        raise InvalidArgumentError("after_seq", f"run {run_id!r} has no record at seq {after_seq}")
+        raise InvalidArgumentError(
+            "after_seq", f"run {run_id!r} has only {head} records; watch after at most its last seq, or 0"
+        )
     if sent == 0:
         raise RunNotFoundError(run_id)  # no complete record: a creation that never became durable
 

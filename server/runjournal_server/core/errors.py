@@ -274,8 +274,9 @@ class NotDeferredError(JournalError):
     reason = Reason.NOT_DEFERRED
 
     def __init__(self, run_id: str, tool_use_id: str, problem: str) -> None:
+        """``problem`` says what the call waits for instead, and what the caller may do."""
         super().__init__(
-            f"run {run_id!r}: call {tool_use_id!r} {problem}; only deferred calls take an answer",
+            f"run {run_id!r}: call {tool_use_id!r} {problem}",
             run_id=run_id,
             tool_use_id=tool_use_id,
         )

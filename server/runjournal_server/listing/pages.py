@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import itertools
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ from runjournal_server.core.page_token import (
     SortKey,
     decode_page_token,
     encode_page_token,
+    filters_digest,
 )
 from runjournal_server.core.summary import corrupt_summary, is_inert, summarize_stored, unavailable_summary
 from runjournal_server.listing.filter import RunFilter
@@ -137,9 +139,10 @@ class RunListing:
         if page_size < 0 or page_size > MAX_PAGE_SIZE:
             raise InvalidArgumentError("page_size", f"must be between 0 and {MAX_PAGE_SIZE}")
         where.check()
-        after = decode_page_token(page_token)
+        digest = filters_digest(dataclasses.asdict(where))  # the token's prefixes too: a token is its caller's
+        after = decode_page_token(page_token, digest)
         page, last = await self.page_after(after, page_size=page_size or DEFAULT_PAGE_SIZE, where=where)
-        return page, encode_page_token(last)
+        return page, encode_page_token(last, digest)
 
     async def page_after(
         self, after: SortKey | None, *, page_size: int, where: RunFilter

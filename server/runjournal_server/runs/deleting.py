@@ -9,8 +9,12 @@ background after the answer, ``backends/jetstream/erasing.py``). Only after
 that is every listener told (``RunEvents.deleted``), once: this deleter
 forgets the corruption ledger's and past states' memory of the run, the
 listing its index entry and meta cache, and the run's watchers end with
-RUN_DELETED. A retry answers the tombstone's last seq with
-``deleted`` false, once the erasure is complete.
+RUN_DELETED. A retry (the same ``expected_last_seq``) answers the
+tombstone's last seq with ``deleted`` false, once the erasure is complete;
+a deletion of a deleted run at another last seq is RUN_DELETED, as any
+other call about it: it is not a retry of the deletion that happened, and
+its caller saw another run than the one deleted (records it never saw, or
+not the last ones), which a success would hide.
 
 Once, because the backend's news (``Backend.follow``) leaves out a deletion
 it answered ``deleted`` here: on JetStream the feed skips this replica's own
@@ -103,6 +107,8 @@ class RunDeleter:
                 self._events.deleted(run_id)  # every listener, this one included, forgets the run once
             else:
                 self._forget(run_id)  # a retry: the deletion was told when it happened, here or on another replica
+        if not deletion.deleted and deletion.tombstone.last_seq != expected_last_seq:
+            raise RunDeletedError(run_id, deletion.tombstone.last_seq)
         return deletion
 
     # RunListener (``runs/events.py``): a run deleted through another replica is forgotten here too.

@@ -17,6 +17,11 @@ Rules kept here:
   (Fold ``as_of_seq``) and a fork's prefix alike, and no further than N: a
   past state of a long run decodes only its past.
 * Damage any read finds is remembered for the listing (``RunHandles.note_corrupt``).
+* A position past the run's end is refused, as Watch's ``after_seq`` and
+  Fold's ``as_of_seq`` are: ``Read`` from ``last_seq + 1`` is the empty
+  resume of a client that has every record, but from further on it names a
+  record no client can have received the one before (INVALID_ARGUMENT). Only
+  a read that finds nothing pays for asking the run's last seq.
 """
 
 from __future__ import annotations
@@ -82,6 +87,38 @@ class RecordReader:
         await self._source.aclose()
 
 
+class _WithinTheRun:
+    """A Read's source from ``from_seq`` > 1 that refuses, when it finds nothing, a start past ``last_seq + 1``."""
+
+    def __init__(
+        self, source: RecordSource, run_id: str, from_seq: int, last_acknowledged: Callable[[str], Awaitable[int]]
+    ) -> None:
+        self._source = source
+        self._run_id = run_id
+        self._from_seq = from_seq
+        self._last_acknowledged = last_acknowledged
+        self._checked = False
+
+    async def __anext__(self) -> StoredRecord:
+        if self._checked:
+            return await anext(self._source)
+        self._checked = True
+        try:
+            return await anext(self._source)
+        except StopAsyncIteration:
+            last_seq = await self._last_acknowledged(self._run_id)
+            if last_seq < self._from_seq - 1:
+                raise InvalidArgumentError(
+                    "from_seq",
+                    f"run {self._run_id!r} has only {last_seq} records; read from at most last_seq + 1 "
+                    f"({last_seq + 1}), where a client that has every record resumes",
+                ) from None
+            raise
+
+    async def aclose(self) -> None:
+        await self._source.aclose()
+
+
 class _ReadBack:
     """Records read back from the run's end, handed out oldest first and let go of one by one."""
 
@@ -113,7 +150,10 @@ class Reads:
         validate_run_id(run_id)
         if from_seq < 0:
             raise InvalidArgumentError("from_seq", "must be >= 0")
-        return self._reader(run_id, self._backend.stream(run_id, from_seq))
+        source: RecordSource = self._backend.stream(run_id, from_seq)
+        if from_seq > 1:
+            source = _WithinTheRun(source, run_id, from_seq, self._last_acknowledged)
+        return self._reader(run_id, source)
 
     async def read_after(self, run_id: str, after_seq: int, *, recent_bytes: int) -> RecordReader:
         """The acknowledged records after ``after_seq``: back from the run's end when they hold at most about
@@ -159,6 +199,15 @@ class Reads:
         """False for a record this server is writing right now (stored, not yet acknowledged)."""
         bound = self._written_up_to(run_id)
         return bound is None or seq <= bound
+
+    async def _last_acknowledged(self, run_id: str) -> int:
+        """The run's last acknowledged seq, read back from its end (RUN_NOT_FOUND, RUN_DELETED as any read)."""
+        try:
+            found = await self._backend.tail(run_id, lambda stored: True)
+        except CorruptJournalError as err:
+            self._handles.note_corrupt(err)
+            raise
+        return self._acknowledged_head(run_id, found[-1].seq) if found else 0
 
     def _acknowledged_head(self, run_id: str, stored_last: int) -> int:
         bound = self._written_up_to(run_id)

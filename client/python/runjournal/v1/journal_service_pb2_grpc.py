@@ -168,7 +168,9 @@ class JournalServiceServicer:
     def Fold(self, request, context):
         """Returns the folded state of a run, now or as of a given seq.
 
-        Errors: INVALID_ARGUMENT, RUN_NOT_FOUND, CORRUPT_JOURNAL, VERSION_MISMATCH.
+        Errors: INVALID_ARGUMENT (also an `as_of_seq` beyond the run's last seq:
+        "has only N records"), RUN_NOT_FOUND, RUN_DELETED, CORRUPT_JOURNAL,
+        VERSION_MISMATCH, RESPONSE_TOO_LARGE.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -177,12 +179,24 @@ class JournalServiceServicer:
     def Answer(self, request, context):
         """Answers a deferred call of the run's pending batch by writing exactly one
         ordinary `tool_result` record (remote), so the next resume is an ordinary
-        resume. It validates before taking any lock. Needs no claim token. With
-        token auth on it needs the `operator` scope and the record's
-        `answered_by` is the token's name.
+        resume. It validates before taking any lock; a refusal writes nothing.
+        Needs no claim token. With token auth on it needs the `operator` scope
+        and the record's `answered_by` is the token's name.
 
-        Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND, ALREADY_ANSWERED (with
-        `answered_at_seq`), NOT_DEFERRED, RUN_LOCKED, CORRUPT_JOURNAL,
+        Answer and Approve keep one rule: a person's write is taken only for
+        what the call waits for (PendingCall.waiting_for). Answer takes a call
+        deferred for an answer (WAITING_FOR_ANSWER), or delegated to a child run
+        (WAITING_FOR_CHILD: a person may take it back; the child's outcome then
+        becomes a note). A call already answered is ALREADY_ANSWERED (with
+        `answered_at_seq`); a call not in the pending batch, never deferred (its
+        worker runs it), or deferred for an operator's decision
+        (`needs_approval`, decided or not) is NOT_DEFERRED: answering it would
+        settle it without the decision the worker asked for. To keep such a call
+        from running, deny it with Approve; its worker then answers it with an
+        error result.
+
+        Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND, RUN_DELETED,
+        ALREADY_ANSWERED, NOT_DEFERRED, RUN_LOCKED, CORRUPT_JOURNAL,
         VERSION_MISMATCH, RECORD_TOO_LARGE, STORAGE_FULL, STORAGE_UNAVAILABLE.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -190,19 +204,25 @@ class JournalServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Approve(self, request, context):
-        """Records an operator's decision on a call of the run's pending batch, by
-        writing exactly one `approval` record. It validates before taking any
-        lock: a call already answered is ALREADY_ANSWERED (with
-        `answered_at_seq`), a call already decided is ALREADY_DECIDED (with
-        `decided_at_seq`), a call not in the pending batch is CALL_NOT_PENDING; a
-        refusal writes nothing. Needs no claim token. An approved call is then run
-        by the worker; a denied one is answered by the worker with an error result.
-        With token auth on it needs the `operator` scope and the approver is the
-        token's name (see ApproveRequest.approver).
+        """Records an operator's decision on a call of the run's pending batch that
+        was deferred for one (a `deferral` with `needs_approval`: the call is
+        WAITING_FOR_DECISION), by writing exactly one `approval` record. It
+        validates before taking any lock: a call already answered is
+        ALREADY_ANSWERED (with `answered_at_seq`), a call already decided is
+        ALREADY_DECIDED (with `decided_at_seq`), a call not in the pending batch
+        is CALL_NOT_PENDING, and a call in it that waits for no decision (never
+        deferred: its worker runs it; or deferred for an answer, or to a child
+        run) is NOT_DEFERRED, by the rule of Answer: a decision nobody asked for
+        would take the call from its worker, or from the person who was to
+        answer it. A refusal writes nothing. Needs no claim token. An approved
+        call is then run by the worker; a denied one is answered by the worker
+        with an error result. With token auth on it needs the `operator` scope
+        and the approver is the token's name (see ApproveRequest.approver).
 
-        Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND, ALREADY_ANSWERED,
-        ALREADY_DECIDED, CALL_NOT_PENDING, RUN_LOCKED, CORRUPT_JOURNAL,
-        VERSION_MISMATCH, STORAGE_FULL, STORAGE_UNAVAILABLE.
+        Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND, RUN_DELETED,
+        ALREADY_ANSWERED, ALREADY_DECIDED, CALL_NOT_PENDING, NOT_DEFERRED,
+        RUN_LOCKED, CORRUPT_JOURNAL, VERSION_MISMATCH, STORAGE_FULL,
+        STORAGE_UNAVAILABLE.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -228,7 +248,14 @@ class JournalServiceServicer:
         every run instead: slower, and its timing then reveals roughly how many
         runs the store holds.
 
-        Errors: INVALID_ARGUMENT (bad page token, page size or filter).
+        Pages follow AIP-158: a `page_token` continues only the listing that
+        made it, so the next call sends the same filters (only `page_size` may
+        change); a token sent with other filters, or by a token of other run-id
+        prefixes, is INVALID_ARGUMENT naming `page_token`, never a silent jump
+        into another listing that would skip or repeat runs.
+
+        Errors: INVALID_ARGUMENT (bad page token, a page token of other filters,
+        page size or filter).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -238,8 +265,13 @@ class JournalServiceServicer:
         """Streams a run's stored records from a seq, with their stored bytes, in
         seq order; every item carries its `seq`.
 
-        Only acknowledged records are sent. Errors: INVALID_ARGUMENT,
-        RUN_NOT_FOUND, CORRUPT_JOURNAL (nothing is sent for a damaged journal).
+        Only acknowledged records are sent. From `last_seq` + 1 the stream is
+        empty (a client that has every record); from further on it is
+        INVALID_ARGUMENT (see "Positions in a run" above).
+
+        Errors: INVALID_ARGUMENT (also a `from_seq` beyond the run's last seq + 1),
+        RUN_NOT_FOUND, RUN_DELETED, CORRUPT_JOURNAL (nothing is sent for a
+        damaged journal).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -317,11 +349,19 @@ class JournalServiceServicer:
         the server stops first. Refused unless `expected_last_seq` is the run's
         last seq, so nothing appended after the caller looked is deleted unseen.
         Watchers of the run are ended with RUN_DELETED. With token auth on it
-        needs the `operator` scope. Deleting a deleted run again answers its
+        needs the `operator` scope.
+
+        A retry is a success: deleting a deleted run again with the same
+        `expected_last_seq` (the run's last seq when it was deleted) answers its
         tombstone (`deleted` false, idempotent) once its erasure is complete:
         that call waits for it (or finishes it), and answers `erased` true.
+        With another `expected_last_seq` it is RUN_DELETED (with the `last_seq`
+        it was deleted at), as every other call about a deleted run: it is not
+        a retry of the deletion that happened, and its caller looked at another
+        state of the run than the one deleted (not LAST_SEQ_MISMATCH, whose
+        remedy, to look again and resend, cannot succeed).
 
-        Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND,
+        Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND, RUN_DELETED,
         LAST_SEQ_MISMATCH, RUN_LOCKED, STORAGE_FULL, STORAGE_UNAVAILABLE.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)

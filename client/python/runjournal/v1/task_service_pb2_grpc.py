@@ -101,9 +101,12 @@ class TaskServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListTasks(self, request, context):
-        """Lists tasks, newest first, paged, filtered by state and labels.
+        """Lists tasks, newest first, paged, filtered by state and labels. A
+        `page_token` continues only the listing that made it (AIP-158), as in
+        JournalService.ListRuns.
 
-        Errors: INVALID_ARGUMENT.
+        Errors: INVALID_ARGUMENT (bad page token, a page token of other filters,
+        page size or state).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -29,7 +29,10 @@
 //   RESUME_REFUSED       FAILED_PRECONDITION the resume gate refused the claim (or an
 //                                           appended `reconfigure`)
 //   ALREADY_ANSWERED     ALREADY_EXISTS     the call already has a result
-//   NOT_DEFERRED         FAILED_PRECONDITION the call was never deferred
+//   NOT_DEFERRED         FAILED_PRECONDITION the call does not wait for this write: never
+//                                           deferred, or deferred for the other one (Answer
+//                                           needs a deferral for an answer, Approve one for
+//                                           a decision)
 //   ALREADY_DECIDED      ALREADY_EXISTS     the call already has an operator decision
 //   CALL_NOT_PENDING     FAILED_PRECONDITION the call is not in the run's pending batch
 //   STORAGE_FULL         RESOURCE_EXHAUSTED the disk is full; nothing was written
@@ -73,6 +76,23 @@
 //
 // `index` is set only by AppendBatch, on a refusal about one record of the
 // batch: its 0-based position in `AppendBatchRequest.records`.
+//
+// A deleted run (DeleteRun, retention) answers RUN_DELETED to every call that
+// names it (Append, AppendBatch, Claim, Fold, Read, Watch, Answer, Approve,
+// ForkRun, SpawnRun; DeleteRun but for a retry, see there), with the last seq
+// it had: never RUN_NOT_FOUND, nor a check of the run's state (a request
+// malformed in itself may hear INVALID_ARGUMENT first).
+//
+// Positions in a run. A seq a request names as a place in the run must be
+// one the run has: Fold's `as_of_seq`, ForkRun's `at_seq` and Watch's
+// `after_seq` at most the run's last seq, and Read's `from_seq` at most the
+// last seq + 1 (the empty read of a client that has every record and
+// resumes after the last one). Beyond that is INVALID_ARGUMENT naming the
+// field, with the run's last seq in the message: no client can have
+// received the record before such a position, so it is a caller's mistake
+// (a run id mixed up, a seq of another run), never an empty answer that
+// would look like "nothing new". 0 means "from the start" or "the whole
+// run" in each of them; a negative seq is INVALID_ARGUMENT.
 //
 // What a worker should resend. Nothing was acknowledged, and resending the
 // very same request (same run, seq, bytes and claim token) is safe, after:
@@ -596,7 +616,8 @@ type FoldRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The run id.
 	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
-	// Fold only the records up to this seq; 0 folds them all.
+	// Fold only the records up to this seq; 0 folds them all. Beyond the run's
+	// last seq it is INVALID_ARGUMENT ("has only N records").
 	AsOfSeq int64 `protobuf:"varint,2,opt,name=as_of_seq,json=asOfSeq,proto3" json:"as_of_seq,omitempty"`
 	// Return the conversation from this message index on (0 returns all of
 	// it). Every message but the last is final once it has appeared; the last
@@ -973,7 +994,9 @@ type ListRunsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The maximum number of runs to return, 1-1000; 0 means 100.
 	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	// The `next_page_token` of a previous call with the same filters, or empty.
+	// The `next_page_token` of a previous call with the same filters (any
+	// `page_size`), or empty for the first page. With other filters it is
+	// INVALID_ARGUMENT: a token continues only the listing that made it.
 	PageToken string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	// Only runs with this status; unspecified matches every status.
 	Status RunStatus `protobuf:"varint,3,opt,name=status,proto3,enum=runjournal.v1.RunStatus" json:"status,omitempty"`
@@ -1161,7 +1184,8 @@ type ReadRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The run id.
 	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
-	// The first seq to send; 0 or 1 sends from the start.
+	// The first seq to send; 0 or 1 sends from the start. At most the run's
+	// last seq + 1 (which sends nothing); beyond, INVALID_ARGUMENT.
 	FromSeq       int64 `protobuf:"varint,2,opt,name=from_seq,json=fromSeq,proto3" json:"from_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1285,7 +1309,9 @@ type WatchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The run id.
 	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
-	// Send the records after this seq; 0 sends from the start.
+	// Send the records after this seq; 0 sends from the start. At most the
+	// run's last seq (a seq a client can have received); beyond,
+	// INVALID_ARGUMENT.
 	AfterSeq      int64 `protobuf:"varint,2,opt,name=after_seq,json=afterSeq,proto3" json:"after_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1735,7 +1761,8 @@ type ForkRunRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The source run.
 	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
-	// The source's last record to copy (>= 1); 0 copies every record.
+	// The source's last record to copy (>= 1); 0 copies every record. Beyond
+	// the source's last seq, INVALID_ARGUMENT.
 	AtSeq int64 `protobuf:"varint,2,opt,name=at_seq,json=atSeq,proto3" json:"at_seq,omitempty"`
 	// The new run's id (same grammar as a run id); it must not exist.
 	NewRunId      string `protobuf:"bytes,3,opt,name=new_run_id,json=newRunId,proto3" json:"new_run_id,omitempty"`
@@ -1863,7 +1890,8 @@ type DeleteRunRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The run id.
 	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
-	// The run's last seq as the caller last saw it (>= 1).
+	// The run's last seq as the caller last saw it (>= 1). For a run deleted
+	// already, only its last seq when it was deleted answers (a retry).
 	ExpectedLastSeq int64 `protobuf:"varint,2,opt,name=expected_last_seq,json=expectedLastSeq,proto3" json:"expected_last_seq,omitempty"`
 	// Also delete every run spawned under this one (its children, theirs, ...),
 	// each at its last seq, children before their parents, so a deletion cut

@@ -29,7 +29,10 @@
 //   RESUME_REFUSED       FAILED_PRECONDITION the resume gate refused the claim (or an
 //                                           appended `reconfigure`)
 //   ALREADY_ANSWERED     ALREADY_EXISTS     the call already has a result
-//   NOT_DEFERRED         FAILED_PRECONDITION the call was never deferred
+//   NOT_DEFERRED         FAILED_PRECONDITION the call does not wait for this write: never
+//                                           deferred, or deferred for the other one (Answer
+//                                           needs a deferral for an answer, Approve one for
+//                                           a decision)
 //   ALREADY_DECIDED      ALREADY_EXISTS     the call already has an operator decision
 //   CALL_NOT_PENDING     FAILED_PRECONDITION the call is not in the run's pending batch
 //   STORAGE_FULL         RESOURCE_EXHAUSTED the disk is full; nothing was written
@@ -73,6 +76,23 @@
 //
 // `index` is set only by AppendBatch, on a refusal about one record of the
 // batch: its 0-based position in `AppendBatchRequest.records`.
+//
+// A deleted run (DeleteRun, retention) answers RUN_DELETED to every call that
+// names it (Append, AppendBatch, Claim, Fold, Read, Watch, Answer, Approve,
+// ForkRun, SpawnRun; DeleteRun but for a retry, see there), with the last seq
+// it had: never RUN_NOT_FOUND, nor a check of the run's state (a request
+// malformed in itself may hear INVALID_ARGUMENT first).
+//
+// Positions in a run. A seq a request names as a place in the run must be
+// one the run has: Fold's `as_of_seq`, ForkRun's `at_seq` and Watch's
+// `after_seq` at most the run's last seq, and Read's `from_seq` at most the
+// last seq + 1 (the empty read of a client that has every record and
+// resumes after the last one). Beyond that is INVALID_ARGUMENT naming the
+// field, with the run's last seq in the message: no client can have
+// received the record before such a position, so it is a caller's mistake
+// (a run id mixed up, a seq of another run), never an empty answer that
+// would look like "nothing new". 0 means "from the start" or "the whole
+// run" in each of them; a negative seq is INVALID_ARGUMENT.
 //
 // What a worker should resend. Nothing was acknowledged, and resending the
 // very same request (same run, seq, bytes and claim token) is safe, after:
@@ -189,31 +209,51 @@ type JournalServiceClient interface {
 	Claim(ctx context.Context, in *ClaimRequest, opts ...grpc.CallOption) (*ClaimResponse, error)
 	// Returns the folded state of a run, now or as of a given seq.
 	//
-	// Errors: INVALID_ARGUMENT, RUN_NOT_FOUND, CORRUPT_JOURNAL, VERSION_MISMATCH.
+	// Errors: INVALID_ARGUMENT (also an `as_of_seq` beyond the run's last seq:
+	// "has only N records"), RUN_NOT_FOUND, RUN_DELETED, CORRUPT_JOURNAL,
+	// VERSION_MISMATCH, RESPONSE_TOO_LARGE.
 	Fold(ctx context.Context, in *FoldRequest, opts ...grpc.CallOption) (*FoldResponse, error)
 	// Answers a deferred call of the run's pending batch by writing exactly one
 	// ordinary `tool_result` record (remote), so the next resume is an ordinary
-	// resume. It validates before taking any lock. Needs no claim token. With
-	// token auth on it needs the `operator` scope and the record's
-	// `answered_by` is the token's name.
+	// resume. It validates before taking any lock; a refusal writes nothing.
+	// Needs no claim token. With token auth on it needs the `operator` scope
+	// and the record's `answered_by` is the token's name.
 	//
-	// Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND, ALREADY_ANSWERED (with
-	// `answered_at_seq`), NOT_DEFERRED, RUN_LOCKED, CORRUPT_JOURNAL,
+	// Answer and Approve keep one rule: a person's write is taken only for
+	// what the call waits for (PendingCall.waiting_for). Answer takes a call
+	// deferred for an answer (WAITING_FOR_ANSWER), or delegated to a child run
+	// (WAITING_FOR_CHILD: a person may take it back; the child's outcome then
+	// becomes a note). A call already answered is ALREADY_ANSWERED (with
+	// `answered_at_seq`); a call not in the pending batch, never deferred (its
+	// worker runs it), or deferred for an operator's decision
+	// (`needs_approval`, decided or not) is NOT_DEFERRED: answering it would
+	// settle it without the decision the worker asked for. To keep such a call
+	// from running, deny it with Approve; its worker then answers it with an
+	// error result.
+	//
+	// Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND, RUN_DELETED,
+	// ALREADY_ANSWERED, NOT_DEFERRED, RUN_LOCKED, CORRUPT_JOURNAL,
 	// VERSION_MISMATCH, RECORD_TOO_LARGE, STORAGE_FULL, STORAGE_UNAVAILABLE.
 	Answer(ctx context.Context, in *AnswerRequest, opts ...grpc.CallOption) (*AnswerResponse, error)
-	// Records an operator's decision on a call of the run's pending batch, by
-	// writing exactly one `approval` record. It validates before taking any
-	// lock: a call already answered is ALREADY_ANSWERED (with
-	// `answered_at_seq`), a call already decided is ALREADY_DECIDED (with
-	// `decided_at_seq`), a call not in the pending batch is CALL_NOT_PENDING; a
-	// refusal writes nothing. Needs no claim token. An approved call is then run
-	// by the worker; a denied one is answered by the worker with an error result.
-	// With token auth on it needs the `operator` scope and the approver is the
-	// token's name (see ApproveRequest.approver).
+	// Records an operator's decision on a call of the run's pending batch that
+	// was deferred for one (a `deferral` with `needs_approval`: the call is
+	// WAITING_FOR_DECISION), by writing exactly one `approval` record. It
+	// validates before taking any lock: a call already answered is
+	// ALREADY_ANSWERED (with `answered_at_seq`), a call already decided is
+	// ALREADY_DECIDED (with `decided_at_seq`), a call not in the pending batch
+	// is CALL_NOT_PENDING, and a call in it that waits for no decision (never
+	// deferred: its worker runs it; or deferred for an answer, or to a child
+	// run) is NOT_DEFERRED, by the rule of Answer: a decision nobody asked for
+	// would take the call from its worker, or from the person who was to
+	// answer it. A refusal writes nothing. Needs no claim token. An approved
+	// call is then run by the worker; a denied one is answered by the worker
+	// with an error result. With token auth on it needs the `operator` scope
+	// and the approver is the token's name (see ApproveRequest.approver).
 	//
-	// Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND, ALREADY_ANSWERED,
-	// ALREADY_DECIDED, CALL_NOT_PENDING, RUN_LOCKED, CORRUPT_JOURNAL,
-	// VERSION_MISMATCH, STORAGE_FULL, STORAGE_UNAVAILABLE.
+	// Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND, RUN_DELETED,
+	// ALREADY_ANSWERED, ALREADY_DECIDED, CALL_NOT_PENDING, NOT_DEFERRED,
+	// RUN_LOCKED, CORRUPT_JOURNAL, VERSION_MISMATCH, STORAGE_FULL,
+	// STORAGE_UNAVAILABLE.
 	Approve(ctx context.Context, in *ApproveRequest, opts ...grpc.CallOption) (*ApproveResponse, error)
 	// Lists runs, newest first, with summaries derived by the listing rule (the
 	// meta and the last non-inert record; journals are not folded). A run is
@@ -234,13 +274,25 @@ type JournalServiceClient interface {
 	// every run instead: slower, and its timing then reveals roughly how many
 	// runs the store holds.
 	//
-	// Errors: INVALID_ARGUMENT (bad page token, page size or filter).
+	// Pages follow AIP-158: a `page_token` continues only the listing that
+	// made it, so the next call sends the same filters (only `page_size` may
+	// change); a token sent with other filters, or by a token of other run-id
+	// prefixes, is INVALID_ARGUMENT naming `page_token`, never a silent jump
+	// into another listing that would skip or repeat runs.
+	//
+	// Errors: INVALID_ARGUMENT (bad page token, a page token of other filters,
+	// page size or filter).
 	ListRuns(ctx context.Context, in *ListRunsRequest, opts ...grpc.CallOption) (*ListRunsResponse, error)
 	// Streams a run's stored records from a seq, with their stored bytes, in
 	// seq order; every item carries its `seq`.
 	//
-	// Only acknowledged records are sent. Errors: INVALID_ARGUMENT,
-	// RUN_NOT_FOUND, CORRUPT_JOURNAL (nothing is sent for a damaged journal).
+	// Only acknowledged records are sent. From `last_seq` + 1 the stream is
+	// empty (a client that has every record); from further on it is
+	// INVALID_ARGUMENT (see "Positions in a run" above).
+	//
+	// Errors: INVALID_ARGUMENT (also a `from_seq` beyond the run's last seq + 1),
+	// RUN_NOT_FOUND, RUN_DELETED, CORRUPT_JOURNAL (nothing is sent for a
+	// damaged journal).
 	Read(ctx context.Context, in *ReadRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ReadResponse], error)
 	// Follows a run: sends its stored records after `after_seq` in seq order,
 	// then one `caught_up` item with the head seq at that moment, then each
@@ -298,11 +350,19 @@ type JournalServiceClient interface {
 	// the server stops first. Refused unless `expected_last_seq` is the run's
 	// last seq, so nothing appended after the caller looked is deleted unseen.
 	// Watchers of the run are ended with RUN_DELETED. With token auth on it
-	// needs the `operator` scope. Deleting a deleted run again answers its
+	// needs the `operator` scope.
+	//
+	// A retry is a success: deleting a deleted run again with the same
+	// `expected_last_seq` (the run's last seq when it was deleted) answers its
 	// tombstone (`deleted` false, idempotent) once its erasure is complete:
 	// that call waits for it (or finishes it), and answers `erased` true.
+	// With another `expected_last_seq` it is RUN_DELETED (with the `last_seq`
+	// it was deleted at), as every other call about a deleted run: it is not
+	// a retry of the deletion that happened, and its caller looked at another
+	// state of the run than the one deleted (not LAST_SEQ_MISMATCH, whose
+	// remedy, to look again and resend, cannot succeed).
 	//
-	// Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND,
+	// Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND, RUN_DELETED,
 	// LAST_SEQ_MISMATCH, RUN_LOCKED, STORAGE_FULL, STORAGE_UNAVAILABLE.
 	DeleteRun(ctx context.Context, in *DeleteRunRequest, opts ...grpc.CallOption) (*DeleteRunResponse, error)
 	// Delegates a call of a run's pending batch to a new child run. Order:
@@ -553,31 +613,51 @@ type JournalServiceServer interface {
 	Claim(context.Context, *ClaimRequest) (*ClaimResponse, error)
 	// Returns the folded state of a run, now or as of a given seq.
 	//
-	// Errors: INVALID_ARGUMENT, RUN_NOT_FOUND, CORRUPT_JOURNAL, VERSION_MISMATCH.
+	// Errors: INVALID_ARGUMENT (also an `as_of_seq` beyond the run's last seq:
+	// "has only N records"), RUN_NOT_FOUND, RUN_DELETED, CORRUPT_JOURNAL,
+	// VERSION_MISMATCH, RESPONSE_TOO_LARGE.
 	Fold(context.Context, *FoldRequest) (*FoldResponse, error)
 	// Answers a deferred call of the run's pending batch by writing exactly one
 	// ordinary `tool_result` record (remote), so the next resume is an ordinary
-	// resume. It validates before taking any lock. Needs no claim token. With
-	// token auth on it needs the `operator` scope and the record's
-	// `answered_by` is the token's name.
+	// resume. It validates before taking any lock; a refusal writes nothing.
+	// Needs no claim token. With token auth on it needs the `operator` scope
+	// and the record's `answered_by` is the token's name.
 	//
-	// Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND, ALREADY_ANSWERED (with
-	// `answered_at_seq`), NOT_DEFERRED, RUN_LOCKED, CORRUPT_JOURNAL,
+	// Answer and Approve keep one rule: a person's write is taken only for
+	// what the call waits for (PendingCall.waiting_for). Answer takes a call
+	// deferred for an answer (WAITING_FOR_ANSWER), or delegated to a child run
+	// (WAITING_FOR_CHILD: a person may take it back; the child's outcome then
+	// becomes a note). A call already answered is ALREADY_ANSWERED (with
+	// `answered_at_seq`); a call not in the pending batch, never deferred (its
+	// worker runs it), or deferred for an operator's decision
+	// (`needs_approval`, decided or not) is NOT_DEFERRED: answering it would
+	// settle it without the decision the worker asked for. To keep such a call
+	// from running, deny it with Approve; its worker then answers it with an
+	// error result.
+	//
+	// Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND, RUN_DELETED,
+	// ALREADY_ANSWERED, NOT_DEFERRED, RUN_LOCKED, CORRUPT_JOURNAL,
 	// VERSION_MISMATCH, RECORD_TOO_LARGE, STORAGE_FULL, STORAGE_UNAVAILABLE.
 	Answer(context.Context, *AnswerRequest) (*AnswerResponse, error)
-	// Records an operator's decision on a call of the run's pending batch, by
-	// writing exactly one `approval` record. It validates before taking any
-	// lock: a call already answered is ALREADY_ANSWERED (with
-	// `answered_at_seq`), a call already decided is ALREADY_DECIDED (with
-	// `decided_at_seq`), a call not in the pending batch is CALL_NOT_PENDING; a
-	// refusal writes nothing. Needs no claim token. An approved call is then run
-	// by the worker; a denied one is answered by the worker with an error result.
-	// With token auth on it needs the `operator` scope and the approver is the
-	// token's name (see ApproveRequest.approver).
+	// Records an operator's decision on a call of the run's pending batch that
+	// was deferred for one (a `deferral` with `needs_approval`: the call is
+	// WAITING_FOR_DECISION), by writing exactly one `approval` record. It
+	// validates before taking any lock: a call already answered is
+	// ALREADY_ANSWERED (with `answered_at_seq`), a call already decided is
+	// ALREADY_DECIDED (with `decided_at_seq`), a call not in the pending batch
+	// is CALL_NOT_PENDING, and a call in it that waits for no decision (never
+	// deferred: its worker runs it; or deferred for an answer, or to a child
+	// run) is NOT_DEFERRED, by the rule of Answer: a decision nobody asked for
+	// would take the call from its worker, or from the person who was to
+	// answer it. A refusal writes nothing. Needs no claim token. An approved
+	// call is then run by the worker; a denied one is answered by the worker
+	// with an error result. With token auth on it needs the `operator` scope
+	// and the approver is the token's name (see ApproveRequest.approver).
 	//
-	// Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND, ALREADY_ANSWERED,
-	// ALREADY_DECIDED, CALL_NOT_PENDING, RUN_LOCKED, CORRUPT_JOURNAL,
-	// VERSION_MISMATCH, STORAGE_FULL, STORAGE_UNAVAILABLE.
+	// Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND, RUN_DELETED,
+	// ALREADY_ANSWERED, ALREADY_DECIDED, CALL_NOT_PENDING, NOT_DEFERRED,
+	// RUN_LOCKED, CORRUPT_JOURNAL, VERSION_MISMATCH, STORAGE_FULL,
+	// STORAGE_UNAVAILABLE.
 	Approve(context.Context, *ApproveRequest) (*ApproveResponse, error)
 	// Lists runs, newest first, with summaries derived by the listing rule (the
 	// meta and the last non-inert record; journals are not folded). A run is
@@ -598,13 +678,25 @@ type JournalServiceServer interface {
 	// every run instead: slower, and its timing then reveals roughly how many
 	// runs the store holds.
 	//
-	// Errors: INVALID_ARGUMENT (bad page token, page size or filter).
+	// Pages follow AIP-158: a `page_token` continues only the listing that
+	// made it, so the next call sends the same filters (only `page_size` may
+	// change); a token sent with other filters, or by a token of other run-id
+	// prefixes, is INVALID_ARGUMENT naming `page_token`, never a silent jump
+	// into another listing that would skip or repeat runs.
+	//
+	// Errors: INVALID_ARGUMENT (bad page token, a page token of other filters,
+	// page size or filter).
 	ListRuns(context.Context, *ListRunsRequest) (*ListRunsResponse, error)
 	// Streams a run's stored records from a seq, with their stored bytes, in
 	// seq order; every item carries its `seq`.
 	//
-	// Only acknowledged records are sent. Errors: INVALID_ARGUMENT,
-	// RUN_NOT_FOUND, CORRUPT_JOURNAL (nothing is sent for a damaged journal).
+	// Only acknowledged records are sent. From `last_seq` + 1 the stream is
+	// empty (a client that has every record); from further on it is
+	// INVALID_ARGUMENT (see "Positions in a run" above).
+	//
+	// Errors: INVALID_ARGUMENT (also a `from_seq` beyond the run's last seq + 1),
+	// RUN_NOT_FOUND, RUN_DELETED, CORRUPT_JOURNAL (nothing is sent for a
+	// damaged journal).
 	Read(*ReadRequest, grpc.ServerStreamingServer[ReadResponse]) error
 	// Follows a run: sends its stored records after `after_seq` in seq order,
 	// then one `caught_up` item with the head seq at that moment, then each
@@ -662,11 +754,19 @@ type JournalServiceServer interface {
 	// the server stops first. Refused unless `expected_last_seq` is the run's
 	// last seq, so nothing appended after the caller looked is deleted unseen.
 	// Watchers of the run are ended with RUN_DELETED. With token auth on it
-	// needs the `operator` scope. Deleting a deleted run again answers its
+	// needs the `operator` scope.
+	//
+	// A retry is a success: deleting a deleted run again with the same
+	// `expected_last_seq` (the run's last seq when it was deleted) answers its
 	// tombstone (`deleted` false, idempotent) once its erasure is complete:
 	// that call waits for it (or finishes it), and answers `erased` true.
+	// With another `expected_last_seq` it is RUN_DELETED (with the `last_seq`
+	// it was deleted at), as every other call about a deleted run: it is not
+	// a retry of the deletion that happened, and its caller looked at another
+	// state of the run than the one deleted (not LAST_SEQ_MISMATCH, whose
+	// remedy, to look again and resend, cannot succeed).
 	//
-	// Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND,
+	// Errors: INVALID_ARGUMENT, PERMISSION_DENIED, RUN_NOT_FOUND, RUN_DELETED,
 	// LAST_SEQ_MISMATCH, RUN_LOCKED, STORAGE_FULL, STORAGE_UNAVAILABLE.
 	DeleteRun(context.Context, *DeleteRunRequest) (*DeleteRunResponse, error)
 	// Delegates a call of a run's pending batch to a new child run. Order:

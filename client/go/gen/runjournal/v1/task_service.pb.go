@@ -659,7 +659,10 @@ type ListTasksRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The maximum number of tasks to return, 1-1000; 0 means 100.
 	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	// The `next_page_token` of a previous call with the same filters, or empty.
+	// The `next_page_token` of a previous call with the same filters (any
+	// `page_size`), or empty for the first page. With other filters it is
+	// INVALID_ARGUMENT (AIP-158: a token continues only the listing that made
+	// it).
 	PageToken string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	// Only tasks in this state; unspecified matches every state.
 	State TaskState `protobuf:"varint,3,opt,name=state,proto3,enum=runjournal.v1.TaskState" json:"state,omitempty"`

@@ -67,9 +67,12 @@ type TaskServiceClient interface {
 	//
 	// Errors: INVALID_ARGUMENT, TASK_NOT_FOUND.
 	GetTask(ctx context.Context, in *GetTaskRequest, opts ...grpc.CallOption) (*GetTaskResponse, error)
-	// Lists tasks, newest first, paged, filtered by state and labels.
+	// Lists tasks, newest first, paged, filtered by state and labels. A
+	// `page_token` continues only the listing that made it (AIP-158), as in
+	// JournalService.ListRuns.
 	//
-	// Errors: INVALID_ARGUMENT.
+	// Errors: INVALID_ARGUMENT (bad page token, a page token of other filters,
+	// page size or state).
 	ListTasks(ctx context.Context, in *ListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error)
 	// Deletes a task's request and outcome and keeps a tombstone, so the id is
 	// never used again: a later SubmitTask, CompleteTask or GetTask of it is
@@ -165,9 +168,12 @@ type TaskServiceServer interface {
 	//
 	// Errors: INVALID_ARGUMENT, TASK_NOT_FOUND.
 	GetTask(context.Context, *GetTaskRequest) (*GetTaskResponse, error)
-	// Lists tasks, newest first, paged, filtered by state and labels.
+	// Lists tasks, newest first, paged, filtered by state and labels. A
+	// `page_token` continues only the listing that made it (AIP-158), as in
+	// JournalService.ListRuns.
 	//
-	// Errors: INVALID_ARGUMENT.
+	// Errors: INVALID_ARGUMENT (bad page token, a page token of other filters,
+	// page size or state).
 	ListTasks(context.Context, *ListTasksRequest) (*ListTasksResponse, error)
 	// Deletes a task's request and outcome and keeps a tombstone, so the id is
 	// never used again: a later SubmitTask, CompleteTask or GetTask of it is

@@ -331,7 +331,10 @@ export type ListTasksRequest = Message<"runjournal.v1.ListTasksRequest"> & {
   pageSize: number;
 
   /**
-   * The `next_page_token` of a previous call with the same filters, or empty.
+   * The `next_page_token` of a previous call with the same filters (any
+   * `page_size`), or empty for the first page. With other filters it is
+   * INVALID_ARGUMENT (AIP-158: a token continues only the listing that made
+   * it).
    *
    * @generated from field: string page_token = 2;
    */
@@ -520,9 +523,12 @@ export const TaskService: GenService<{
     output: typeof GetTaskResponseSchema;
   },
   /**
-   * Lists tasks, newest first, paged, filtered by state and labels.
+   * Lists tasks, newest first, paged, filtered by state and labels. A
+   * `page_token` continues only the listing that made it (AIP-158), as in
+   * JournalService.ListRuns.
    *
-   * Errors: INVALID_ARGUMENT.
+   * Errors: INVALID_ARGUMENT (bad page token, a page token of other filters,
+   * page size or state).
    *
    * @generated from rpc runjournal.v1.TaskService.ListTasks
    */
