@@ -252,14 +252,17 @@ class RunJournalSessionStore(SessionStore):
         return fold_summary(run.labels[LABEL_SESSION], None, entries)
 
     async def _delete_run(self, run_id: str, last_seq: int) -> None:
-        """Deletes the run at its last seq, taking the server's word for it when something was appended meanwhile."""
+        """Deletes the run at its last seq, taking the server's word for it when something was appended meanwhile.
+
+        A run already deleted is done: the server answers RUN_DELETED to a deletion at another seq than its own.
+        """
         self._transcripts.pop(run_id, None)
         expected = max(last_seq, 1)
         while True:
             try:
                 await self._client.delete_run(run_id, expected)
                 return
-            except RunNotFoundError:
+            except (RunNotFoundError, RunDeletedError):
                 return
             except LastSeqMismatchError as err:
                 if err.last_seq is None:

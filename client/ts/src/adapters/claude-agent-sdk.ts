@@ -266,7 +266,10 @@ export class RunJournalSessionStore implements SessionStore {
     }
   }
 
-  /** Deletes the run at its last seq, taking the server's word for it when something was appended meanwhile. */
+  /**
+   * Deletes the run at its last seq, taking the server's word for it when something was appended meanwhile.
+   * A run already deleted is done: the server answers RUN_DELETED to a deletion at another seq than its own.
+   */
   private async deleteRun(runId: string, lastSeq: bigint): Promise<void> {
     this.transcripts.delete(runId);
     let expected = lastSeq > 1n ? lastSeq : 1n;
@@ -275,7 +278,7 @@ export class RunJournalSessionStore implements SessionStore {
         await this.client.deleteRun(runId, expected);
         return;
       } catch (err) {
-        if (err instanceof RunNotFoundError) return;
+        if (err instanceof RunNotFoundError || err instanceof RunDeletedError) return;
         if (err instanceof LastSeqMismatchError && err.lastSeq !== undefined) {
           expected = err.lastSeq;
           continue;
