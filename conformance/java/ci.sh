@@ -27,13 +27,13 @@ build() {
 
 replay() {
   echo "== java conformance: every scenario on every conformance server"
-  local classpath
+  local classpath began=$SECONDS
   classpath="$here/target/classes:$(cat "$here/target/classpath.txt")"
   # A short run on 2 cores: the C1 compiler alone and the serial collector start fastest.
   "$RUNJOURNAL_PYTHON" "$root/conformance/servers.py" "$@" -- \
     java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -cp "$classpath" \
     dev.runjournal.conformance.Main "$root/conformance/selftest"
-  echo "(java conformance replayed in $((SECONDS - start))s)"
+  echo "(java conformance replayed in $((SECONDS - began))s)"
 }
 
 case "${1:-}" in
