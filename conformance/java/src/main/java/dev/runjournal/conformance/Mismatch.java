@@ -6,8 +6,12 @@ final class Mismatch extends Exception {
     super(message);
   }
 
-  /** The same mismatch with a prefix naming where it happened. */
+  /**
+   * The same mismatch with a prefix naming where it happened: "step 3 (Watch), during step 0
+   * (Append): ..." for a step of during (FORMAT.md "Concurrent steps"), else "where: ...".
+   */
   Mismatch within(String where) {
-    return new Mismatch(where + ": " + getMessage());
+    String separator = getMessage().startsWith("during step ") ? ", " : ": ";
+    return new Mismatch(where + separator + getMessage());
   }
 }
