@@ -21,7 +21,8 @@ build() {
   command -v mvn >/dev/null || { echo "mvn not found: the Java runner needs a JDK 17 and Maven" >&2; exit 1; }
   local repo=()
   [ -z "${RUNJOURNAL_MAVEN_REPO:-}" ] || repo=("-Dmaven.repo.local=$RUNJOURNAL_MAVEN_REPO")
-  mvn -B -q -ntp -f "$here/pom.xml" "${repo[@]}" compile
+  # Mostly javac over ~95,000 generated lines, once: C1 alone halves its CPU time here (12 s, not 25 s).
+  MAVEN_OPTS="${MAVEN_OPTS:--XX:TieredStopAtLevel=1 -XX:+UseSerialGC}" mvn -B -q -ntp -f "$here/pom.xml" "${repo[@]}" compile
   echo "(java conformance runner built in $((SECONDS - start))s)"
 }
 
