@@ -1,7 +1,6 @@
 package dev.runjournal.conformance;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -64,7 +63,7 @@ public final class Main {
         failures.addAll(tally.failures());
       }
     }
-    for (String problem : selfTests(config, Path.of(args[0]))) {
+    for (String problem : SelfTests.run(config, Path.of(args[0]))) {
       if (problem == null) {
         passed++;
       } else {
@@ -117,71 +116,5 @@ public final class Main {
       }
     }
     return new Tally(server, passed, failures, skipped);
-  }
-
-  /**
-   * The runner's own checks (FORMAT.md "The runners' self-test" and "Reading a file"): each is
-   * null when it held, else what went wrong.
-   */
-  private static List<String> selfTests(Config config, Path selftestDir) throws Exception {
-    List<String> problems = new ArrayList<>();
-    problems.add(
-        mustFail(
-            config,
-            selftestDir.resolve("wrong_expectation.json"),
-            List.of("wrong_expectation", "step 1", "lastSeq", "expected 7", "actual \"2\"")));
-    problems.add(
-        mustFail(
-            config,
-            selftestDir.resolve("short_take.json"),
-            List.of(
-                "short_take",
-                "step 1",
-                "expected 3 stream messages before cancelling, the stream ended after 1")));
-    problems.add(mustRefuse("{\"s\": \"a\\ud800b\"}", "a lone high surrogate"));
-    problems.add(mustRefuse("{\"s\": \"\\udc00\"}", "a lone low surrogate"));
-    problems.add(mustRefuse("{\"\\ud800\": 1}", "a lone surrogate in a key"));
-    problems.add(keepsDigits("{\"seq\": 9007199254740993}", "9007199254740993"));
-    return problems;
-  }
-
-  /** Replays a deliberately wrong scenario: it must fail with every one of `words` in the message. */
-  private static String mustFail(Config config, Path path, List<String> words) throws Exception {
-    Scenario scenario = Scenario.load(path);
-    int ran = 0;
-    for (Config.Server server : config.servers()) {
-      if (!scenario.appliesTo(server)) {
-        continue;
-      }
-      ran++;
-      try (Replayer replayer = new Replayer(server, config.tokens())) {
-        replayer.replay(scenario);
-        return "self-test " + scenario.name() + " on " + server.name() + ": the replay passed";
-      } catch (Mismatch e) {
-        for (String word : words) {
-          if (!e.getMessage().contains(word)) {
-            return "self-test " + scenario.name() + ": the failure \"" + e.getMessage()
-                + "\" does not name \"" + word + "\"";
-          }
-        }
-        System.out.printf("self-test %s on %s: failed as expected: %s%n", scenario.name(), server.name(), e.getMessage());
-      }
-    }
-    return ran == 0 ? "self-test " + scenario.name() + ": no server to replay it on" : null;
-  }
-
-  private static String mustRefuse(String json, String what) {
-    try {
-      ScenarioText.parse(json.getBytes(StandardCharsets.UTF_8), "(self-test)");
-      return "self-test: " + what + " was read, not refused";
-    } catch (IOException e) {
-      System.out.printf("self-test: %s refused as expected: %s%n", what, e.getMessage());
-      return null;
-    }
-  }
-
-  private static String keepsDigits(String json, String digits) throws IOException {
-    String read = Json.show(ScenarioText.parse(json.getBytes(StandardCharsets.UTF_8), "(self-test)"));
-    return read.contains(digits) ? null : "self-test: " + json + " was read as " + read;
   }
 }
