@@ -11,6 +11,9 @@
 #     built before it. Their output is shown as it comes.
 #   - the Python suite's api, backends and unit tests, from the start (chosen
 #     so that both take about as long); their output is shown once they are done.
+# The fourth conformance runner (conformance/java: raw grpc-java stubs, no
+# runjournal client) is built with Maven from the start too (mostly downloads
+# and one javac) and replayed at the end, against the servers it starts.
 # Each Python half starts its own servers and nats-server. Most of the suite
 # waits on one server or a sync at a time, so on two cores the halves take
 # little longer side by side than alone; nothing is shared between them but
@@ -32,9 +35,14 @@ for folder in "${side[@]}"; do ignored+=("--ignore=$folder"); done
 
 logs="$(mktemp -d)"
 side_pid=""
-# The background half runs in its own process group: if this script ends early (interrupted,
-# or set -e), that half ends with it, the servers and nats-server its pytest started included.
-trap '[ -z "$side_pid" ] || kill -TERM -- "-$side_pid" 2>/dev/null || true; rm -rf "$logs"' EXIT
+java_pid=""
+# The background parts run in their own process groups: if this script ends early (interrupted,
+# or set -e), they end with it, the servers and nats-server their runs started included.
+trap 'for pid in "$side_pid" "$java_pid"; do [ -z "$pid" ] || kill -TERM -- "-$pid" 2>/dev/null || true; done
+      rm -rf "$logs"' EXIT
+step "java conformance runner: build (in the background; shown when done)"
+setsid bash conformance/java/ci.sh build >"$logs/java.log" 2>&1 &
+java_pid=$!
 step "python: ${side[*]} (in the background; shown when done)"
 setsid bash -c '
   status=0
@@ -59,6 +67,17 @@ wait "$side_pid" || side_status=$?
 side_pid=""
 cat "$logs/side.log"
 [ "$side_status" -eq 0 ] || failed+=("python ${side[*]}")
+
+step "java conformance runner: the build's output, then the replay"
+java_status=0
+wait "$java_pid" || java_status=$?
+java_pid=""
+cat "$logs/java.log"
+if [ "$java_status" -eq 0 ]; then
+  bash conformance/java/ci.sh replay || failed+=("java conformance runner")
+else
+  failed+=("java conformance runner (build)")
+fi
 
 if [ "${#failed[@]}" -gt 0 ]; then
   printf 'failed: %s\n' "${failed[@]}" >&2
