@@ -109,10 +109,16 @@ async def _warm_folds(
 
     After each Fold of the longest run, the echo server's Blob returns as
     many bytes as that Fold did: the gRPC ceiling for a response that size.
+    The incremental Folds (``conversation_from``) are sampled in a loop of
+    their own, after these: right after a 6.4 MiB Fold on the same channel a
+    small call is slowed by its aftermath (about 0.25 ms here, outside the
+    server's handler; docs/perf-round3-fold-memory.md), which a worker that
+    keeps its conversation never pays, since it never fetches it whole.
     """
     warm: dict[int, list[float]] = {length: [] for length in lengths}
     tail: dict[int, list[float]] = {length: [] for length in lengths}
     response_bytes: dict[int, int] = {}
+    known: dict[int, int] = {}
     blob: list[float] = []
     longest = max(lengths)
     async with load.channel(address) as chan, load.channel(echo_address) as echo_chan:
@@ -129,15 +135,7 @@ async def _warm_folds(
                 raw = await fold(service_pb.FoldRequest(run_id=run_id), timeout=load.RPC_TIMEOUT_SECONDS)
                 warm[length].append((time.perf_counter() - began) * 1000)
                 response_bytes[length] = len(raw)
-                # A worker that keeps the conversation asks only for what it lacks: append again, then fold
-                # from its last known message (the only one that may still change).
-                known = service_pb.FoldResponse.FromString(raw).state.conversation_size
-                await append(workload.append_request(run_id, next_seq[length]), timeout=load.RPC_TIMEOUT_SECONDS)
-                next_seq[length] += 1
-                request = service_pb.FoldRequest(run_id=run_id, conversation_from=max(known - 1, 0))
-                began = time.perf_counter()
-                await fold(request, timeout=load.RPC_TIMEOUT_SECONDS)
-                tail[length].append((time.perf_counter() - began) * 1000)
+                known[length] = service_pb.FoldResponse.FromString(raw).state.conversation_size
                 if length == longest:
                     began = time.perf_counter()
                     await fetch_blob(len(raw))
@@ -147,6 +145,19 @@ async def _warm_folds(
         began = time.perf_counter()
         service_pb.FoldResponse.FromString(raw)
         response_bytes[-1] = int((time.perf_counter() - began) * 1e6)  # client parse time, us
+        del raw
+        for _ in range(samples):
+            for length in lengths:
+                # A worker that keeps the conversation asks only for what it lacks: append, then fold from
+                # its last known message (the only one that may still change).
+                run_id = _run_id(length, 0)
+                await append(workload.append_request(run_id, next_seq[length]), timeout=load.RPC_TIMEOUT_SECONDS)
+                next_seq[length] += 1
+                request = service_pb.FoldRequest(run_id=run_id, conversation_from=max(known[length] - 1, 0))
+                began = time.perf_counter()
+                raw = await fold(request, timeout=load.RPC_TIMEOUT_SECONDS)
+                tail[length].append((time.perf_counter() - began) * 1000)
+                known[length] = service_pb.FoldResponse.FromString(raw).state.conversation_size
     return warm, tail, response_bytes, blob
 
 

@@ -9,6 +9,7 @@ them changes the fold.
 
 from __future__ import annotations
 
+from array import array
 from typing import Self
 
 from runjournal.v1.records_pb2 import (
@@ -35,10 +36,11 @@ class FoldedRun:
         self._meta: Meta | None = None
         self._last_seq = 0
         self._conversation: list[ConversationMessage] = []
-        self._starts: list[int] = []
-        self._ends: list[int] = []
+        self._starts: array[int] = array("q")
+        self._ends: array[int] = array("q")
         """Per message of ``_conversation``: the seqs of the first and last record that built it
-        (``core/compaction.py``: an assistant message with calls ends at its last result)."""
+        (``core/compaction.py``: an assistant message with calls ends at its last result). Arrays, not
+        lists: ``copy`` (one per write) duplicates them with a memcpy instead of a reference per seq."""
         self._compacted: Compacted | None = None
         """The compaction in force and the conversation it leaves; None before any."""
         self._turn: Turn | None = None
@@ -222,8 +224,8 @@ class FoldedRun:
         twin = type(self)()
         twin.__dict__.update(self.__dict__)
         twin._conversation = list(self._conversation)
-        twin._starts = list(self._starts)
-        twin._ends = list(self._ends)
+        twin._starts = self._starts[:]
+        twin._ends = self._ends[:]
         if self._compacted is not None:
             twin._compacted = self._compacted.copy()
         twin._calls = dict(self._calls)

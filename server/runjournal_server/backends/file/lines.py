@@ -113,7 +113,8 @@ def lines_backward(read: Read, size: int) -> Iterator[tuple[int, bytes]]:
 def lines_forward(read: Read, start: int, end: int) -> Iterator[tuple[int, bytes]]:
     """Yield ``(start offset, line)`` for each complete line in ``start .. end``, first first.
 
-    Holds one ``STREAM_CHUNK_BYTES`` chunk plus the line not yet complete;
+    Holds one ``STREAM_CHUNK_BYTES`` chunk plus the line not yet complete
+    (while suspended after a line longer than a chunk, only what follows it);
     bytes after the last newline (a torn fragment) are never yielded.
     """
     offset = start  # the file offset of buf[0]
@@ -126,9 +127,20 @@ def lines_forward(read: Read, start: int, end: int) -> Iterator[tuple[int, bytes
         read_to += len(chunk)
         if len(chunk) < step:
             end = read_to  # the file got shorter (a reader that allows it): it ends here now
+        del chunk  # in ``buf`` now: a suspended generator must not hold it twice
         taken = 0
         while (newline := buf.find(b"\n", taken)) >= 0:
-            yield offset + taken, buf[taken:newline]
-            taken = newline + 1
+            line_offset = offset + taken
+            if newline - taken < STREAM_CHUNK_BYTES:
+                yield line_offset, buf[taken:newline]
+                taken = newline + 1
+                continue
+            # A line longer than a chunk is cut out of the buffer before it is handed out: while the
+            # consumer holds it (a stalled reader) the buffer keeps only what follows it, at most a
+            # chunk, not the line a second time. Popped, not bound: the frame keeps no reference.
+            held = [buf[taken:newline]]
+            buf = buf[newline + 1 :]
+            offset, taken = newline + 1 - taken + line_offset, 0
+            yield line_offset, held.pop()
         buf = buf[taken:]
         offset += taken
