@@ -1,4 +1,4 @@
-"""A warm Fold checks its answer's size from the stored bytes folded, not from their memory cost.
+"""A warm Fold (and a Claim) checks its answer's size from the stored bytes folded, not from their memory cost.
 
 The state is never more than twice the stored bytes folded into it
 (``runs/response_limit.py``), so a run well inside the send limit is answered
@@ -23,8 +23,9 @@ from tests.support import builders as b
 NOTE_CHARS = 10_000
 
 
-async def test_a_warm_fold_well_inside_the_limit_takes_one_snapshot(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("operation", ["fold", "claim"])
+async def test_an_answer_from_the_warm_state_well_inside_the_limit_takes_one_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, operation: str
 ) -> None:
     run = [b.meta(run_id="r"), *[b.note(seq, "x" * NOTE_CHARS) for seq in range(2, 12)]]
     stored = sum(len(records.encode(record).line) for record in run)
@@ -45,9 +46,15 @@ async def test_a_warm_fold_well_inside_the_limit_takes_one_snapshot(
 
     try:
         await runs.append("r", 0, run)
+        await runs.fold("r")  # warm
         monkeypatch.setattr(FoldedRun, "state", counted)
-        state = await runs.fold("r")
-        assert state.last_seq == len(run)
+        if operation == "fold":
+            assert (await runs.fold("r")).last_seq == len(run)
+        else:
+            outcome = await runs.claim(
+                "r", worker_id="w", host="h", pid=1, reason="", fingerprint=b.fingerprint(), force=False
+            )
+            assert outcome.claim_token == len(run) + 1
         assert snapshots == 1
     finally:
         await runs.close()

@@ -91,7 +91,7 @@ class Claiming:
         new = [records.encode(r, max_record_bytes=self._max_record_bytes) for r in batch]
         extra = sum(len(item.line) for item in new) + report.ByteSize()
         self._response_limit.check_state(
-            slot.run_id, folder, slot.warm_bytes, asked.conversation_from, extra, uncompacted=asked.uncompacted
+            slot.run_id, folder, slot.folded_bytes, asked.conversation_from, extra, uncompacted=asked.uncompacted
         )
         folder = await self._writer.write(slot, new, gated=False)  # its reconfigure passed the gate above, with force
         state = folder.state(conversation_from=asked.conversation_from, uncompacted=asked.uncompacted)

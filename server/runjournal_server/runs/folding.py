@@ -17,7 +17,7 @@ from __future__ import annotations
 from runjournal.v1 import state_pb2
 from runjournal_server.core.errors import InvalidArgumentError
 from runjournal_server.core.ids import validate_run_id
-from runjournal_server.runs.handles import WARM_BYTES_PER_STORED_BYTE, RunHandles, Slot, stored_bytes
+from runjournal_server.runs.handles import RunHandles, stored_bytes
 from runjournal_server.runs.past_states import PastStates
 from runjournal_server.runs.reading import Reads
 from runjournal_server.runs.response_limit import ResponseLimit
@@ -27,16 +27,6 @@ def check_conversation_from(conversation_from: int) -> None:
     """Refuse a ``conversation_from`` (Fold, Claim) that is no message index."""
     if conversation_from < 0:
         raise InvalidArgumentError("conversation_from", "must be 0 (everything) or a message index")
-
-
-def folded_bytes(slot: Slot) -> int:
-    """The stored bytes folded into the slot's warm state (it counts them at their memory cost).
-
-    What ``ResponseLimit.check_state`` bounds a state by: passed the memory
-    cost (3.5 times as much), it built every warm state of a run over about
-    9 MiB stored twice, once only to measure it.
-    """
-    return int(slot.warm_bytes / WARM_BYTES_PER_STORED_BYTE) + 1
 
 
 class Folding:
@@ -70,7 +60,7 @@ class Folding:
                     journal, folder = self._handles.held(slot)
                     if as_of_seq in (0, journal.last_seq):
                         self._response_limit.check_state(
-                            run_id, folder, folded_bytes(slot), conversation_from, uncompacted=uncompacted
+                            run_id, folder, slot.folded_bytes, conversation_from, uncompacted=uncompacted
                         )
                         return folder.state(conversation_from=conversation_from, into=into, uncompacted=uncompacted)
         if as_of_seq:

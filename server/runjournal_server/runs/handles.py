@@ -75,6 +75,13 @@ class Slot:
         assert self.journal is not None
         return self.journal.last_seq
 
+    @property
+    def folded_bytes(self) -> int:
+        """The stored bytes folded into ``folder``: what a response built from it is bounded by
+        (``ResponseLimit.check_state``); its memory cost, 3.5 times as much, would make every state of a run
+        over about 9 MiB stored be built twice, once only to measure it."""
+        return int(self.warm_bytes / WARM_BYTES_PER_STORED_BYTE) + 1
+
 
 class ColdRead:
     """A lock-free read of a run and its fold, offered once to the open that follows it."""
