@@ -1,14 +1,16 @@
 """runs/writing.py on real backends: a refused batch and a lost write race keep the run open and its fold warm.
 
-A batch is checked on a scratch copy of the warm state, so neither a record
-refused part-way through a batch nor another replica winning the race for a
-seq makes the server reopen the run and fold it again: it catches up with
-the tail. Counted at the two costly steps, ``Backend.open_journal`` and the
+A batch is checked on a scratch copy of the warm state (one record on the
+file backend on the warm state itself, hidden from lock-free readers until
+it is durable), so neither a refused record nor another replica winning the
+race for a seq makes the server reopen the run and fold it again: it catches
+up with the tail. Counted at the two costly steps, ``Backend.open_journal`` and the
 fold of a whole journal.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -16,6 +18,7 @@ import pytest
 
 from runjournal_server.backends.base import Backend
 from runjournal_server.backends.file import FileBackend
+from runjournal_server.backends.file.journal import FileJournal
 from runjournal_server.backends.jetstream import JetStreamBackend
 from runjournal_server.backends.journal import Journal
 from runjournal_server.core import records
@@ -134,5 +137,54 @@ async def test_a_retry_over_a_damaged_stored_line_is_corruption_not_a_conflict(f
         path.write_bytes(data.replace(b'"abc"', b'"abd"'))  # same length: the line's checksum no longer holds
         with pytest.raises(CorruptJournalError):
             await runs.append("flipped", 1, [b.note(2, "abc")])
+    finally:
+        await runs.close()
+
+
+async def test_one_record_refused_on_the_warm_state_itself_leaves_it_as_it_was(
+    file_backend: FileBackend, count_folds: Reopens
+):
+    # One record on the file backend is checked on the warm state, not on a copy: the fold's refusal changes nothing.
+    runs = new_runs(file_backend)
+    count_opens(file_backend, count_folds)
+    try:
+        await runs.append("r", 0, [b.meta(run_id="r"), b.assistant(2, 1, ["c1"])])
+        before = await runs.fold("r")
+        with pytest.raises(InvalidRecordError):
+            await runs.append("r", 1, [b.result(3, "c2")])  # no call c2 is open
+        assert await runs.fold("r") == before
+        assert (await runs.append("r", 1, [b.result(3, "c1")])).last_seq == 3
+        assert (await runs.fold("r")).counters.tool_calls == 1
+        assert (count_folds.opens, count_folds.folds) == ([], [])
+    finally:
+        await runs.close()
+
+
+async def test_a_warm_state_written_in_place_is_not_read_before_the_record_is_durable(
+    file_backend: FileBackend, monkeypatch: pytest.MonkeyPatch
+):
+    runs = new_runs(file_backend)
+    try:
+        await runs.append("r", 0, [b.meta(run_id="r"), b.note(2)])
+        stored = asyncio.Event()
+        release = asyncio.Event()
+        real_store = FileJournal._store
+
+        async def held_store(self: FileJournal, batch: list[records.StoredRecord]) -> None:
+            stored.set()
+            await release.wait()
+            await real_store(self, batch)
+
+        monkeypatch.setattr(FileJournal, "_store", held_store)
+        appending = asyncio.create_task(runs.append("r", 1, [b.note(3)]))
+        await stored.wait()  # seq 3 is applied to the warm state and not durable yet
+        try:
+            folder, cold = await runs._handles.pre_read("r")
+        finally:
+            release.set()  # whatever the read found: the append holds the run's lock until it is stored
+        assert (folder.last_seq, cold is not None) == (2, True)  # read from the store, not the warm state
+        assert (await appending).last_seq == 3
+        folder, cold = await runs._handles.pre_read("r")
+        assert (folder.last_seq, cold) == (3, None)  # durable: the warm state again
     finally:
         await runs.close()

@@ -133,15 +133,19 @@ def _record_body(record: pb.JournalRecord, kind: Kind) -> bytes:
     return _body(record.seq, kind.value, record.optional, to_json_dict(getattr(record, kind.value)))
 
 
-def encode(record: pb.JournalRecord, *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> StoredRecord:
+def encode(
+    record: pb.JournalRecord, *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES, wire_size: int | None = None
+) -> StoredRecord:
     """Validate ``record`` and produce its stored form.
 
     Raises ``InvalidRecordError`` naming the offending field, or
     ``RecordTooLargeError`` when the line would exceed ``max_record_bytes``
     (its ``size`` is then the exact line length, or a lower bound of it when
-    the record was refused before its line was built).
+    the record was refused before its line was built). ``wire_size``: the
+    record's ``ByteSize()`` when the caller has it already (see
+    ``refuse_surely_too_large``).
     """
-    refuse_surely_too_large(record, max_record_bytes)
+    refuse_surely_too_large(record, max_record_bytes, wire_size)
     validate(record)
     kind = kind_of(record)
     body = _record_body(record, kind)
@@ -155,7 +159,7 @@ def encode(record: pb.JournalRecord, *, max_record_bytes: int = DEFAULT_MAX_RECO
     return StoredRecord(seq=record.seq, kind=kind, optional=record.optional, record=copy, body=body, line=line)
 
 
-def refuse_surely_too_large(record: pb.JournalRecord, max_record_bytes: int) -> None:
+def refuse_surely_too_large(record: pb.JournalRecord, max_record_bytes: int, wire_size: int | None = None) -> None:
     """Refuse a record whose wire size already proves its line too large, before any JSON is built.
 
     The protobuf wire size of a record's known fields is a lower bound of its
@@ -170,8 +174,12 @@ def refuse_surely_too_large(record: pb.JournalRecord, max_record_bytes: int) -> 
     are the exception, handled below. Without this check a 60 MiB text of control
     characters was escaped into a 377 MB line (and its Python objects) before
     the size was known.
+
+    ``wire_size`` is ``record.ByteSize()`` when the caller computed it already:
+    upb computes it by serializing the record, so for a 4 MiB record each call
+    holds the GIL (and stalls every other call) for milliseconds.
     """
-    size = record.ByteSize()
+    size = record.ByteSize() if wire_size is None else wire_size
     if size <= max_record_bytes:
         return
     # Unknown fields (a newer client's) count in ByteSize but are dropped from the line: size

@@ -20,10 +20,11 @@ The ordering rules, each stated (with its reason) in the module that keeps it:
   ``requests.py``).
 * One ``asyncio.Lock`` per run serialises its writers; no lock is shared
   between runs (``handles.py``).
-* The warm state never runs ahead of the store: a batch is checked on a
-  scratch copy and adopted once durable; a refused batch or a lost race
-  catches up with the tail, a storage failure reopens the run
-  (``writing.py``, ``handles.py``).
+* Nobody sees the warm state run ahead of the store: a batch is checked on
+  a scratch copy and adopted once durable (one record on an exclusive
+  writer lock on the warm state itself, hidden from lock-free readers until
+  durable); a refused batch or a lost race catches up with the tail, a
+  storage failure reopens the run (``writing.py``, ``handles.py``).
 * A refusal decided on the warm state is final only after one catch-up
   with other writers (``appending.py``).
 * A batch that creates a run goes to the backend whole (``writing.py``).

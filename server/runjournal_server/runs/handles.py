@@ -19,11 +19,12 @@ gets a state it may decide on from ``current`` (opened, or else caught up:
 one or the other, once) or, when it decides on the warm state first and
 refreshes only before refusing (Append), from ``open`` and ``catch_up``.
 
-A write never changes the warm state ahead of the store: it is replaced
-whole once the write's records are durable (``advance``), so a refused batch
-or a lost write race leaves the slot usable, and the next attempt catches
-up with the tail instead of reopening and refolding the run
-(``runs/writing.py``).
+Nobody sees a write change the warm state ahead of the store: it is
+replaced whole once the write's records are durable (``advance``), or,
+written in place (one record on an exclusive writer lock), hidden from
+``pre_read`` until then (``Slot.ahead``). A refused batch or a lost write
+race leaves the slot usable, and the next attempt catches up with the tail
+instead of reopening and refolding the run (``runs/writing.py``).
 """
 
 from __future__ import annotations
@@ -67,6 +68,9 @@ class Slot:
     journal: Journal | None = None
     folder: Folder | None = None
     users: int = 0
+    ahead: bool = False
+    """True while ``folder`` holds a record written in place that is not durable yet (``runs/writing.py``):
+    only the lock's holder may look at it then."""
     warm_bytes: int = 0
     """What ``folder`` costs in memory: the stored bytes folded into it times ``WARM_BYTES_PER_STORED_BYTE``."""
 
@@ -202,12 +206,13 @@ class RunHandles:
     async def pre_read(self, run_id: str) -> tuple[Folder, ColdRead | None]:
         """The state to check a request against before taking any lock.
 
-        The warm state when the server holds the run; else a cold read and fold
-        without any lock, returned too so that opening the run next can reuse
-        it instead of decoding and folding the journal a second time.
+        The warm state when the server holds the run (and no write in place is
+        in flight, ``Slot.ahead``); else a cold read and fold without any lock,
+        returned too so that opening the run next can reuse it instead of
+        decoding and folding the journal a second time.
         """
         slot = self._slots.get(run_id)
-        if slot is not None and slot.folder is not None and slot.journal is not None:
+        if slot is not None and slot.folder is not None and slot.journal is not None and not slot.ahead:
             return slot.folder, None
         stored = await self.load(run_id)
         folder = await self.fold_cold(run_id, stored)
@@ -262,7 +267,7 @@ class RunHandles:
         self.grow(slot, warm_bytes)
 
     def advance(self, slot: Slot, folder: Folder, nbytes: int) -> None:
-        """Make ``folder`` (a copy the write's records were applied to) the warm state, now that they are durable."""
+        """Make ``folder`` (the write's records applied to it) the warm state, now that they are durable."""
         slot.folder = folder
         self.grow(slot, nbytes)
 

@@ -37,20 +37,23 @@ async def encode_batch(
         raise InvalidArgumentError("records", "at least one record is required")
     if len(batch) > MAX_BATCH_RECORDS:
         raise InvalidArgumentError("records", f"at most {MAX_BATCH_RECORDS} records per batch, got {len(batch)}")
-    if sum(record.ByteSize() for record in batch) < ENCODE_ON_LOOP_BYTES:
-        return _encode_batch_sync(run_id, batch, max_record_bytes)
-    return await asyncio.to_thread(_encode_batch_sync, run_id, batch, max_record_bytes)
+    # Sized once: upb sizes a record by serializing it, and ``encode`` needs the size again.
+    sizes = [record.ByteSize() for record in batch]
+    if sum(sizes) < ENCODE_ON_LOOP_BYTES:
+        return _encode_batch_sync(run_id, batch, sizes, max_record_bytes)
+    return await asyncio.to_thread(_encode_batch_sync, run_id, batch, sizes, max_record_bytes)
 
 
 async def encode_one(record: records_pb2.JournalRecord, *, max_record_bytes: int) -> records.StoredRecord:
     """Encode one record; a large one off the event loop."""
-    if record.ByteSize() < ENCODE_ON_LOOP_BYTES:
-        return records.encode(record, max_record_bytes=max_record_bytes)
-    return await asyncio.to_thread(records.encode, record, max_record_bytes=max_record_bytes)
+    size = record.ByteSize()
+    if size < ENCODE_ON_LOOP_BYTES:
+        return records.encode(record, max_record_bytes=max_record_bytes, wire_size=size)
+    return await asyncio.to_thread(records.encode, record, max_record_bytes=max_record_bytes, wire_size=size)
 
 
 def _encode_batch_sync(
-    run_id: str, batch: Sequence[records_pb2.JournalRecord], max_record_bytes: int
+    run_id: str, batch: Sequence[records_pb2.JournalRecord], sizes: Sequence[int], max_record_bytes: int
 ) -> list[records.StoredRecord]:
     stored = []
     for index, record in enumerate(batch):
@@ -58,7 +61,7 @@ def _encode_batch_sync(
             raise InvalidArgumentError(
                 f"records[{index}].seq", f"batch records must be consecutive: expected {batch[index - 1].seq + 1}"
             )
-        encoded = records.encode(record, max_record_bytes=max_record_bytes)
+        encoded = records.encode(record, max_record_bytes=max_record_bytes, wire_size=sizes[index])
         refuse_server_written(record)
         if encoded.kind == records.Kind.META and record.meta.run_id != run_id:
             raise InvalidRecordError("meta.run_id", f"must equal the run id {run_id!r}, got {record.meta.run_id!r}")

@@ -1,20 +1,28 @@
-"""Writing records under a run's lock: checked on a scratch copy of the fold, made durable, then adopted and told.
+"""Writing records under a run's lock: checked on the fold, made durable, then adopted and told.
 
 The one write step Append, Claim, Answer, Approve and ForkRun share. Rules
 kept here:
 
-* Validate before writing: the records are applied to a scratch copy of the
-  run's fold (``Folder.copy``) before any byte reaches the store, so a
-  refusal changes nothing, the warm state included.
-* The warm state never runs ahead of the store: the scratch becomes the warm
-  state only once the store has made its records durable. A refused batch
-  (even one refused at its tenth record) and a lost write race leave the
-  warm state as it was, at the journal's tail: the run is neither reopened
-  nor refolded. After a storage failure or a cancelled write the handle is
-  closed and the next call opens the run again from the store: a cancelled
-  write may still land (the file backend's thread finishes it), and after a
-  failed write the server lets go of the journal and reads it back from
-  disk (``tests/durability/test_fsync_failure.py`` pins this).
+* Validate before writing: the records are applied to the run's fold before
+  any byte reaches the store, so a refusal changes nothing, the warm state
+  included. A batch is applied to a scratch copy (``Folder.copy``); one
+  record, on a store whose writer lock is exclusive (the file backend), to
+  the warm state itself, since the fold refuses a record without changing
+  anything (``tests/unit/test_fold.py`` pins it): a copy costs pointers for
+  every message of the run, so on a long run it was most of an append's CPU
+  (docs/perf-round3-file.md).
+* Nobody sees the warm state run ahead of the store: a scratch becomes the
+  warm state only once the store has made its records durable, and a warm
+  state written in place is hidden from lock-free readers (``Slot.ahead``)
+  until then. A refused batch (even one refused at its tenth record) and a
+  lost write race leave the warm state as it was, at the journal's tail:
+  the run is neither reopened nor refolded (a race needs shared writers, so
+  never meets a warm state written in place). After a storage failure or a
+  cancelled write the handle is closed and the next call opens the run
+  again from the store: a cancelled write may still land (the file
+  backend's thread finishes it), and after a failed write the server lets go
+  of the journal and reads it back from disk
+  (``tests/durability/test_fsync_failure.py`` pins this).
 * A run is created with its whole first batch in one creation (``create``),
   never as "meta, then the rest": a failure between the two would leave a
   listed run with only its meta.
@@ -80,23 +88,30 @@ class Writer:
             try:
                 return await attempt()
             except WriteRaceError:
-                if not await self._handles.catch_up(slot):
+                if not self._handles.usable(slot) or not await self._handles.catch_up(slot):
                     await self._handles.drop(slot)
                     await self._handles.open(slot)
         raise StorageUnavailableError(slot.run_id, f"lost {MAX_WRITE_RACES} write races in a row to other replicas")
 
     async def write(self, slot: Slot, new: Sequence[records.StoredRecord], *, gated: bool = True) -> Folder:
-        """Check ``new`` on a copy of the slot's warm state, store it durably, adopt the copy; the new warm state."""
+        """Check ``new`` on the slot's warm state (a copy, but for one record on an exclusive writer lock), store it
+        durably, adopt it; the new warm state."""
         journal, folder = self._handles.held(slot)
-        scratch = folder.copy()
+        in_place = len(new) == 1 and not self._backend.shared_writers
+        scratch = folder if in_place else folder.copy()
         check_records(slot.run_id, scratch, new, gated=gated)
+        slot.ahead = in_place
         try:
             await journal.append(new, observer=self._observer)
         except WriteRaceError:
+            if in_place:  # not on an exclusive lock; were it ever, the warm state holds what was not stored
+                await self._handles.drop(slot)
             raise  # nothing stored and the journal as it was: ``racing`` catches up with the tail
         except BaseException:
             await self._handles.drop(slot)  # the store says what it holds when the run is opened next
             raise
+        finally:
+            slot.ahead = False
         self._handles.advance(slot, scratch, stored_bytes(new))
         self._events.stored(slot.run_id, journal.last_seq)
         return scratch
