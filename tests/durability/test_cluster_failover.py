@@ -84,13 +84,20 @@ async def test_a_replica_leaves_a_hung_node_and_appends_through_another(
 
 
 async def _append_until_stored(journal: Journal, record: StoredRecord) -> None:
-    """Append, asking again while the stream has no leader yet (STORAGE_UNAVAILABLE), as a worker would."""
-    while True:
-        try:
-            await journal.append([record])
-            return
-        except StorageUnavailableError:
-            await asyncio.sleep(0.2)
+    """Append, asking again while the stream has no leader yet (STORAGE_UNAVAILABLE), as a worker would,
+    within a worker's deadline (see ``_until_appended``)."""
+    last: StorageUnavailableError | None = None
+    try:
+        async with asyncio.timeout(APPENDED_WITHIN_SECONDS):
+            while True:
+                try:
+                    await journal.append([record])
+                    return
+                except StorageUnavailableError as err:
+                    last = err
+                    await asyncio.sleep(0.2)
+    except TimeoutError:
+        pytest.fail(f"seq {record.seq} not stored within {APPENDED_WITHIN_SECONDS:g} s; last refusal: {last}")
 
 
 async def test_the_next_seq_is_not_refused_as_a_gap_by_a_replica_that_was_on_a_hung_leader(
