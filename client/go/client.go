@@ -252,7 +252,7 @@ func (c *Client) Read(ctx context.Context, runID string, fromSeq int64) iter.Seq
 				return // the caller stopped it (docs/clients.md, "One API")
 			}
 			failures++
-			if !Retryable(err) || failures >= max(c.retry.MaxAttempts, 1) {
+			if !resent(err) || failures >= max(c.retry.MaxAttempts, 1) {
 				yield(nil, FromError(err))
 				return
 			}

@@ -47,7 +47,7 @@ func (r *resumer) again(ctx context.Context, err error) error {
 		err = errStreamEnded
 	}
 	r.failures++
-	if !Retryable(err) || r.failures >= max(r.policy.MaxAttempts, 1) || ctx.Err() != nil {
+	if !resent(err) || r.failures >= max(r.policy.MaxAttempts, 1) || ctx.Err() != nil {
 		return FromError(err)
 	}
 	timer := time.NewTimer(r.policy.Backoff(r.failures, rand.Float64()))

@@ -8,8 +8,8 @@ import (
 )
 
 // RetryPolicy is capped exponential backoff with jitter over a bounded number
-// of attempts. Only transport failures are retried (see Retryable), and the
-// very same request is resent. Whether the first attempt was stored is
+// of attempts. Transport failures (see Retryable) and STORAGE_UNAVAILABLE are
+// retried (see resent), and the very same request is resent. Whether the first attempt was stored is
 // unknown, so each call is safe to resend: Append and AppendBatch name their
 // seqs, and the server acknowledges a resent record as a duplicate only when
 // the stored one is byte-identical; SubmitTask accepts the same request again,
@@ -57,7 +57,7 @@ func (p RetryPolicy) do(ctx context.Context, call func(context.Context) error) e
 		if err == nil {
 			return nil
 		}
-		if !Retryable(err) || made >= attempts || ctx.Err() != nil {
+		if !resent(err) || made >= attempts || ctx.Err() != nil {
 			return FromError(err)
 		}
 		timer := time.NewTimer(p.Backoff(made, rand.Float64()))
@@ -68,4 +68,19 @@ func (p RetryPolicy) do(ctx context.Context, call func(context.Context) error) e
 		case <-timer.C:
 		}
 	}
+}
+
+// resentReasons are the answers resent like a transport failure.
+// STORAGE_UNAVAILABLE is given only when the store acknowledged nothing
+// ("nothing was acknowledged, retry the same request": a NATS leader change,
+// a hung or cut-off NATS node), which is a transport failure with less doubt,
+// so the same resend is safe for every call; a worker whose call would have
+// gone through a moment later gets its answer instead of an error. Every
+// other reason (RUN_LOCKED included) is an answer the caller decides on.
+var resentReasons = map[string]bool{"STORAGE_UNAVAILABLE": true}
+
+// resent reports whether a call that failed with err is sent again: a
+// transport failure (Retryable), or a reason in resentReasons.
+func resent(err error) bool {
+	return Retryable(err) || resentReasons[ReasonOf(FromError(err))]
 }

@@ -199,7 +199,7 @@ func TestRetryPolicyResendsAServerCancelButNotTheCallersOwn(t *testing.T) {
 	}
 }
 
-func TestRetryPolicyResendsSameRequestOnTransportFailuresOnly(t *testing.T) {
+func TestRetryPolicyResendsSameRequestOnTransportFailuresAndStorageUnavailableOnly(t *testing.T) {
 	p := RetryPolicy{MaxAttempts: 4, InitialBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, Multiplier: 2}
 	calls := 0
 	err := p.do(context.Background(), func(context.Context) error {
@@ -215,10 +215,10 @@ func TestRetryPolicyResendsSameRequestOnTransportFailuresOnly(t *testing.T) {
 	calls = 0
 	err = p.do(context.Background(), func(context.Context) error {
 		calls++
-		return withInfo(codes.Unavailable, "STORAGE_UNAVAILABLE", nil)
+		return withInfo(codes.Unavailable, "RUN_LOCKED", map[string]string{"run_id": "r"})
 	})
-	var su *StorageUnavailableError
-	if calls != 1 || !errors.As(err, &su) {
+	var locked *RunLockedError
+	if calls != 1 || !errors.As(err, &locked) {
 		t.Fatalf("answer retried: %d calls, %v", calls, err)
 	}
 	calls = 0
@@ -233,6 +233,31 @@ func TestRetryPolicyResendsSameRequestOnTransportFailuresOnly(t *testing.T) {
 	_ = NoRetry.do(context.Background(), func(context.Context) error { calls++; return status.Error(codes.Unavailable, "") })
 	if calls != 1 {
 		t.Fatalf("NoRetry made %d calls", calls)
+	}
+}
+
+func TestRetryPolicyResendsStorageUnavailableUntilTheAttemptsAreSpent(t *testing.T) {
+	// The server stored nothing ("retry the same request"): a NATS leader change rides through as a slow call.
+	p := RetryPolicy{MaxAttempts: 4, InitialBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, Multiplier: 2}
+	calls := 0
+	err := p.do(context.Background(), func(context.Context) error {
+		calls++
+		if calls < 3 {
+			return withInfo(codes.Unavailable, "STORAGE_UNAVAILABLE", map[string]string{"run_id": "r"})
+		}
+		return nil
+	})
+	if err != nil || calls != 3 {
+		t.Fatalf("STORAGE_UNAVAILABLE not resent: err %v after %d calls", err, calls)
+	}
+	calls = 0
+	err = p.do(context.Background(), func(context.Context) error {
+		calls++
+		return withInfo(codes.Unavailable, "STORAGE_UNAVAILABLE", map[string]string{"run_id": "r"})
+	})
+	var su *StorageUnavailableError
+	if calls != 4 || !errors.As(err, &su) {
+		t.Fatalf("want StorageUnavailableError after 4 calls, got %v after %d", err, calls)
 	}
 }
 

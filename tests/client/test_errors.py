@@ -10,9 +10,11 @@ from google.rpc import error_details_pb2
 
 import runjournal
 from runjournal import errors
+from runjournal._retry import RESENT_REASONS
 from runjournal.v1 import task_service_pb2 as tpb
 from runjournal_server.api.status import STATUS_CODES
 from runjournal_server.core.errors import Reason
+from tests.client.conftest import FAST_RETRY
 from tests.client.fake_journal import (
     FakeServer,
     abort_plain,
@@ -90,12 +92,13 @@ def test_every_server_reason_has_a_client_class_named_after_it() -> None:
 
 
 @pytest.mark.parametrize("reason", sorted(REASON_CASES))
-def test_each_reason_is_raised_as_its_class_with_typed_numbers_and_is_never_retried(
+def test_each_reason_is_raised_as_its_class_with_typed_numbers_and_is_not_retried_but_storage_unavailable(
     fake: FakeServer, client: runjournal.JournalClient, reason: str
 ) -> None:
     metadata, expected = REASON_CASES[reason]
     code = STATUS_CODES[Reason(reason)]
-    fake.journal.fail_next("Fold", abort_with_reason(reason, code, metadata))
+    attempts = FAST_RETRY.max_attempts if reason in RESENT_REASONS else 1
+    fake.journal.fail_next("Fold", *[abort_with_reason(reason, code, metadata)] * attempts)
 
     with pytest.raises(errors.REASON_ERRORS[reason]) as caught:
         client.fold("r1")
@@ -108,8 +111,9 @@ def test_each_reason_is_raised_as_its_class_with_typed_numbers_and_is_never_retr
     for name, value in expected.items():
         assert getattr(err, name) == value, name
     assert isinstance(err.__cause__, grpc.RpcError)
-    # UNAVAILABLE with a reason (RUN_LOCKED, STORAGE_UNAVAILABLE) is an answer, not a transport failure.
-    assert len(fake.journal.requests("Fold")) == 1
+    # UNAVAILABLE with a reason (RUN_LOCKED) is an answer, not a transport failure; STORAGE_UNAVAILABLE alone
+    # says "nothing was acknowledged, retry the same request", and is resent until the attempts are spent.
+    assert len(fake.journal.requests("Fold")) == attempts
 
 
 async def test_the_async_client_maps_reasons_the_same_way(fake: FakeServer, flavour: Flavour) -> None:

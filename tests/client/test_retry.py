@@ -74,6 +74,42 @@ def test_a_cancelled_with_a_reason_is_an_answer_and_not_resent(
     assert len(fake.journal.requests("Append")) == 1
 
 
+STORAGE_UNAVAILABLE = abort_with_reason("STORAGE_UNAVAILABLE", grpc.StatusCode.UNAVAILABLE, {"run_id": "r1"})
+
+
+def test_storage_unavailable_is_resent_with_the_identical_request(
+    fake: FakeServer, client: runjournal.JournalClient
+) -> None:
+    # The server stored nothing ("retry the same request"): a NATS leader change rides through as a slow call.
+    fake.journal.fail_next("Append", STORAGE_UNAVAILABLE, STORAGE_UNAVAILABLE)
+
+    response = client.append("r1", 4, _tool_result(7))
+
+    assert response.seq == 7
+    sent = [r.SerializeToString(deterministic=True) for r in fake.journal.requests("Append")]
+    assert len(sent) == 3
+    assert len(set(sent)) == 1
+
+
+async def test_async_storage_unavailable_is_resent_until_the_attempts_are_spent(
+    fake: FakeServer, flavour: Flavour
+) -> None:
+    fake.journal.fail_next("Fold", *[STORAGE_UNAVAILABLE] * 5)
+    async with flavour.AsyncJournalClient(fake.address, retry=FAST_RETRY) as client:
+        with pytest.raises(runjournal.StorageUnavailableError):
+            await client.fold("r1")
+    assert len(fake.journal.requests("Fold")) == FAST_RETRY.max_attempts
+
+
+def test_run_locked_is_an_answer_and_not_resent(fake: FakeServer, client: runjournal.JournalClient) -> None:
+    # UNAVAILABLE too, but another server process holds the run for as long as it lives: the caller decides.
+    fake.journal.fail_next("Append", abort_with_reason("RUN_LOCKED", grpc.StatusCode.UNAVAILABLE, {"run_id": "r1"}))
+
+    with pytest.raises(runjournal.RunLockedError):
+        client.append("r1", 4, _tool_result(7))
+    assert len(fake.journal.requests("Append")) == 1
+
+
 def test_retries_stop_after_max_attempts_with_unavailable_error(
     fake: FakeServer, client: runjournal.JournalClient
 ) -> None:

@@ -3,10 +3,18 @@
 Every node runs the committed ``deploy/compose/nats-cluster.conf`` (the
 compose file's cluster runs the same file), given its name, ports, store and
 routes through the environment. Each node reaches each other node through a
-loopback proxy of its own (``no_advertise`` keeps the nodes from finding
-direct paths), so a node's routes can be stalled: bytes held back both ways,
-as a network that drops every packet holds them for TCP to retransmit, then
-delivered in order on ``unstall``.
+loopback proxy of its own, so a node's routes can be stalled: bytes held back
+both ways, as a network that drops every packet holds them for TCP to
+retransmit, then delivered in order on ``unstall``.
+
+The proxies must be the only paths. A node tells the nodes it meets where its
+own route port is, and they dial it directly ("implicit routes": gossip, which
+``no_advertise`` does not stop; that option is about client URLs), so at
+start-up some pairs ended up joined by a direct route besides the proxied one,
+and a "stalled" leader went on replicating over it: the cut-off-leader test
+then wrote through a leader that was not cut off at all. Each node therefore
+advertises a route address nothing listens on (``--cluster_advertise``): a
+dial to it is refused, and an implicit route is not retried.
 
 Every process is started here and ended here by its PID: SIGKILL, SIGSTOP,
 SIGCONT and SIGTERM go to ``process.pid``, never to a name.
@@ -62,6 +70,8 @@ class ClusterNode:
     client_port: int = field(default_factory=free_port)
     http_port: int = field(default_factory=free_port)
     cluster_port: int = field(default_factory=free_port)
+    unreachable_port: int = field(default_factory=free_port)
+    """The route port this node advertises to the others: nothing listens there (see the module docstring)."""
     routes: list[str] = field(default_factory=list)
     process: subprocess.Popen[bytes] | None = None
     paused: bool = False
@@ -106,7 +116,7 @@ class ClusterNode:
             raise RuntimeError(f"{self.name} is already running")
         self.base_dir.mkdir(parents=True, exist_ok=True)
         self.process = subprocess.Popen(
-            [str(self.binary), "-c", str(CONFIG)],
+            [str(self.binary), "-c", str(CONFIG), "--cluster_advertise", f"127.0.0.1:{self.unreachable_port}"],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -227,13 +237,22 @@ class NatsCluster:
             await asyncio.sleep(POLL_SECONDS)
 
     async def stream_leader(
-        self, stream: str, timeout_seconds: float = HEALTHY_TIMEOUT_SECONDS, *, asking: tuple[str, ...] = NODE_NAMES
+        self,
+        stream: str,
+        timeout_seconds: float = HEALTHY_TIMEOUT_SECONDS,
+        *,
+        asking: tuple[str, ...] = NODE_NAMES,
+        other_than: str | None = None,
     ) -> str:
-        """The name of the node leading ``stream``, once it has one, as the nodes ``asking`` see it."""
+        """The name of the node leading ``stream``, once it has one, as the nodes ``asking`` see it.
+
+        ``other_than``: wait for a leader other than this node (the nodes go on naming a node they lost
+        until their election timeout, 4 to 9 s in NATS raft).
+        """
         deadline = time.monotonic() + timeout_seconds
         while True:
             leader = await self._ask_leader(stream, asking)
-            if leader is not None:
+            if leader is not None and leader != other_than:
                 return leader
             if time.monotonic() > deadline:
                 raise RuntimeError(f"stream {stream} has no leader after {timeout_seconds:g} s")

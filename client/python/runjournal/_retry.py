@@ -20,9 +20,18 @@ first attempt was stored is unknown, so each call is safe to resend:
   claim record, and its token is the run's latest; the first token is spent
   before anyone used it.
 
-A status with an ErrorInfo reason (including STORAGE_UNAVAILABLE and
-RUN_LOCKED, which are UNAVAILABLE too) is an answer, and the caller decides
-what to do about it.
+One answer is resent too: STORAGE_UNAVAILABLE. The server gives it only when
+its store acknowledged nothing ("nothing was acknowledged, retry the same
+request"): a NATS leader change, a hung or cut-off NATS node, a read it could
+not prove current. That is the case above with less doubt (nothing stored,
+rather than unknown), so the same resend is safe for every call, and a worker
+whose call would have gone through a moment later gets its answer instead of
+an error to handle (issue 23: "the clients' retries ride through it"). When
+the attempts are spent, ``StorageUnavailableError`` is raised as before.
+
+Every other status with an ErrorInfo reason (RUN_LOCKED included, which is
+UNAVAILABLE too: another server process holds the run, for as long as it
+lives) is an answer, and the caller decides what to do about it.
 """
 
 from __future__ import annotations
@@ -32,7 +41,18 @@ from dataclasses import dataclass
 
 import grpc
 
-from runjournal.errors import from_rpc_error, is_retryable
+from runjournal.errors import error_info, from_rpc_error, is_retryable
+
+RESENT_REASONS = frozenset({"STORAGE_UNAVAILABLE"})
+"""Answers resent like a transport failure (see the module docstring)."""
+
+
+def is_resent(err: grpc.RpcError) -> bool:
+    """Whether a call that failed with ``err`` is sent again: a transport failure, or a reason in ``RESENT_REASONS``."""
+    if is_retryable(err):
+        return True
+    info = error_info(err)
+    return info is not None and info.reason in RESENT_REASONS
 
 
 @dataclass(frozen=True)
@@ -82,7 +102,7 @@ class Attempts:
 
     def delay_after(self, err: grpc.RpcError) -> float:
         """Seconds to wait before resending; raises the client error when the call is over."""
-        if not is_retryable(err) or self.made >= self._policy.max_attempts:
+        if not is_resent(err) or self.made >= self._policy.max_attempts:
             raise from_rpc_error(err) from err
         delay = self._policy.backoff_seconds(self.made, self._rng)
         self.made += 1

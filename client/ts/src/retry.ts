@@ -16,11 +16,26 @@
  * nothing when repeated; ForkRun, Answer, Approve and CompleteTask settle a
  * resend's refusal that names their own first write as the success it is; a
  * resent Claim writes a second claim record whose token is the run's latest
- * (the first is spent unused). A status with an ErrorInfo reason (including
- * STORAGE_UNAVAILABLE and RUN_LOCKED, which are UNAVAILABLE too) is an answer,
- * and the caller decides what to do about it.
+ * (the first is spent unused).
+ *
+ * One answer is resent too: STORAGE_UNAVAILABLE. The server gives it only when
+ * its store acknowledged nothing ("nothing was acknowledged, retry the same
+ * request": a NATS leader change, a hung or cut-off NATS node), the case above
+ * with less doubt, so the same resend is safe for every call, and a worker
+ * whose call would have gone through a moment later gets its answer instead of
+ * an error. Every other status with an ErrorInfo reason (RUN_LOCKED included,
+ * which is UNAVAILABLE too) is an answer, and the caller decides what to do
+ * about it.
  */
 import { fromConnectError, isRetryable, RunJournalError } from "./errors.js";
+
+/** Answers resent like a transport failure (see the module comment). */
+const RESENT_REASONS: ReadonlySet<string> = new Set(["STORAGE_UNAVAILABLE"]);
+
+/** Whether a call that failed with `err` is sent again: a transport failure, or a reason in RESENT_REASONS. */
+function isResent(err: unknown): boolean {
+  return isRetryable(err) || RESENT_REASONS.has(fromConnectError(err).reason);
+}
 
 /** Capped exponential backoff with jitter over a bounded number of attempts. */
 export interface RetryPolicy {
@@ -78,7 +93,7 @@ export class Attempts {
 
   /** Milliseconds to wait before resending; throws the client error when the call is over. */
   delayAfter(err: unknown): number {
-    if (!isRetryable(err) || this.made >= this.policy.maxAttempts) {
+    if (!isResent(err) || this.made >= this.policy.maxAttempts) {
       throw err instanceof RunJournalError ? err : fromConnectError(err);
     }
     const delay = backoffMs(this.policy, this.made, this.random);

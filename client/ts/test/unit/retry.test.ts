@@ -20,6 +20,7 @@ import {
   StorageUnavailableError,
   UnavailableError,
   RunClaimedError,
+  RunLockedError,
 } from "../../src/index.js";
 
 const fast = { initialBackoffMs: 1, maxBackoffMs: 2 };
@@ -91,9 +92,23 @@ test("the retries stop after maxAttempts with the transport error", async () => 
   assert.equal(seen.length, DEFAULT_RETRY_POLICY.maxAttempts);
 });
 
-test("a status with an ErrorInfo is an answer, never retried (STORAGE_UNAVAILABLE, RUN_CLAIMED)", async () => {
-  const one = flakyAppend([refusal("STORAGE_UNAVAILABLE", Code.Unavailable, { run_id: "run-1" })]);
-  await assert.rejects(one.client.append("run-1", 1n, create(JournalRecordSchema, { seq: 2n })), StorageUnavailableError);
+test("STORAGE_UNAVAILABLE (nothing was stored) is resent, the very same request, until the attempts are spent", async () => {
+  const storageUnavailable = () => refusal("STORAGE_UNAVAILABLE", Code.Unavailable, { run_id: "run-1" });
+  const { seen, client } = flakyAppend([storageUnavailable(), storageUnavailable()]);
+  const record = noteRecord("x");
+  record.seq = 2n;
+  const response = await client.append("run-1", 1n, record);
+  assert.equal(response.seq, 2n);
+  assert.equal(seen.length, 3);
+  for (const request of seen) assert.ok(equals(AppendRequestSchema, request, seen[0]!), "every attempt sends the same request");
+  const spent = flakyAppend(Array.from({ length: 10 }, storageUnavailable));
+  await assert.rejects(spent.client.append("run-1", 1n, create(JournalRecordSchema, { seq: 2n })), StorageUnavailableError);
+  assert.equal(spent.seen.length, DEFAULT_RETRY_POLICY.maxAttempts);
+});
+
+test("any other status with an ErrorInfo is an answer, never retried (RUN_LOCKED, RUN_CLAIMED)", async () => {
+  const one = flakyAppend([refusal("RUN_LOCKED", Code.Unavailable, { run_id: "run-1" })]);
+  await assert.rejects(one.client.append("run-1", 1n, create(JournalRecordSchema, { seq: 2n })), RunLockedError);
   assert.equal(one.seen.length, 1);
   const two = flakyAppend([refusal("RUN_CLAIMED", Code.FailedPrecondition, { run_id: "run-1", claim_token: "7", claimed_by: "w2" })]);
   await assert.rejects(two.client.append("run-1", 1n, create(JournalRecordSchema, { seq: 2n })), (err: unknown) => {

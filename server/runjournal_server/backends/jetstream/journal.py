@@ -70,6 +70,9 @@ RIDE_THROUGH_TIMEOUTS = 4
 request timeouts: 20 s at the default 5 s, longer than an election after a node dies or hangs (about 6 s,
 plus 1-2 s to leave a hung node)."""
 RIDE_THROUGH_PAUSE_SECONDS = 0.25
+CATCH_UP_ROUNDS = 3
+"""How many times ``refresh`` reads on from where a barrier found the run goes on, before answering
+STORAGE_UNAVAILABLE: once is the stale-node case; more is a run other writers extend as fast as it is read."""
 
 
 log = logging.getLogger("runjournal_server.backends.jetstream")
@@ -155,30 +158,48 @@ class JetStreamJournal(Journal):
         them is reported instead of waiting to collide with a later append,
         and the run's tombstone there is RUN_DELETED (``deletion.py``).
         A stray stored *before* our tail is the full reads' to find
-        (``StreamReader.last``). When nothing is new, that is asked again
-        behind a barrier before it is believed (``_read_again``).
+        (``StreamReader.last``). Where the reads stop ("nothing after seq
+        N"), that is asked again behind a barrier before it is believed
+        (``_read_again``), whether or not they found anything: a node behind
+        the stream may hold seq N (stored before it fell behind) and not
+        N+1 (stored after, under a new leader), and stopping at N would
+        refuse a correct N+2 as a gap just as surely as stopping at our tail.
         """
         async with self._mutex:
             self._check_usable()
-            found = await self._newer()
-            if not found and await self._read_again():
-                found = await self._newer()
-                if not found:
+            found = await self._newer(self._last_seq, self._tail.stream_seq)
+            for _ in range(CATCH_UP_ROUNDS):
+                last_seq, after = self._end(found)
+                if not await self._read_again(last_seq, after):
+                    break
+                more = await self._newer(last_seq, after)
+                if not more:
                     raise StorageUnavailableError(
                         self.run_id,
-                        f"catching up with the run: seq {self._last_seq + 1} is stored, but a node behind the "
+                        f"catching up with the run: seq {last_seq + 1} is stored, but a node behind the "
                         "stream answered that it is not",
                     )
+                found.extend(more)
+            else:
+                raise StorageUnavailableError(
+                    self.run_id, f"catching up with the run: it grew past seq {last_seq} while being read"
+                )
             if found:
-                self._advance(found[-1][0].seq, found[-1][1].stream_seq)
+                self._advance(*self._end(found))
             return [stored for stored, _ in found]
 
-    async def _newer(self) -> list[tuple[StoredRecord, StoredMessage]]:
-        """The records stored after our tail, up to the first empty subject (see ``refresh``)."""
+    def _end(self, found: list[tuple[StoredRecord, StoredMessage]]) -> tuple[int, int]:
+        """The seq and stream seq of the last record known: the last found, else our tail."""
+        if not found:
+            return self._last_seq, self._tail.stream_seq
+        stored, message = found[-1]
+        return stored.seq, message.stream_seq
+
+    async def _newer(self, last_seq: int, after: int) -> list[tuple[StoredRecord, StoredMessage]]:
+        """The records stored after seq ``last_seq`` (at stream seq ``after``), up to the first empty subject."""
         found: list[tuple[StoredRecord, StoredMessage]] = []
-        after = self._tail.stream_seq
         while (following := await self._reader.next_after(self.run_id, after)) is not None:
-            expected = self._last_seq + len(found) + 1
+            expected = last_seq + len(found) + 1
             if following.subject == self._layout.tombstone(self.run_id):
                 # Another replica deleted the run: its tombstone follows what this handle knows.
                 raise RunDeletedError(self.run_id, decode_tombstone(self.run_id, following).last_seq)
@@ -188,8 +209,8 @@ class JetStreamJournal(Journal):
             after = found[-1][1].stream_seq
         return found
 
-    async def _read_again(self) -> bool:
-        """Whether "nothing after our tail" must be read again: asked behind a barrier (``barrier.py``).
+    async def _read_again(self, last_seq: int, after: int) -> bool:
+        """Whether "nothing after seq ``last_seq``" must be read again: asked behind a barrier (``barrier.py``).
 
         A leader cut off from the others, or one that hung and resumed after
         being replaced, answers from a store that lacks what the new leader
@@ -197,12 +218,12 @@ class JetStreamJournal(Journal):
         worker that sent exactly the next seq. So the next record's subject
         and the tombstone's are asked behind a barrier: both empty, nothing
         is new (False). The tombstone there, or the next record stored after
-        our tail: the first read was stale, read again (True). The next
-        record's subject holding a message stored *before* our tail is a
-        stray, the full read's to report (False). No answer that can be
-        proven current is STORAGE_UNAVAILABLE: nothing was written, resend.
+        ``after``: the first read was stale, read again (True). The next
+        record's subject holding a message stored *before* it is a stray,
+        the full read's to report (False). No answer that can be proven
+        current is STORAGE_UNAVAILABLE: nothing was written, resend.
         """
-        following = self._subject(self._last_seq + 1)
+        following = self._subject(last_seq + 1)
         try:
             next_held, tombstone_held = await self._barrier.held([following, self._layout.tombstone(self.run_id)])
         except StaleAnswerError as err:
@@ -212,7 +233,7 @@ class JetStreamJournal(Journal):
         if not next_held:
             return False
         (message,) = await self._reader.read(self.run_id, [following])
-        return message is None or message.stream_seq > self._tail.stream_seq
+        return message is None or message.stream_seq > after
 
     async def _forward(self, seq: int, message: StoredMessage) -> list[tuple[StoredRecord, StoredMessage]]:
         """Record ``seq`` (its message in hand) and those after it, up to the first empty subject."""
