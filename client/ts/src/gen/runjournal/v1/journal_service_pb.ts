@@ -100,7 +100,8 @@
 //     reached the journal logic, or its answer was lost (the clients resend
 //     these themselves, with backoff);
 //   - STORAGE_UNAVAILABLE: the store did not acknowledge; a record it may
-//     still store later is then answered as a verified duplicate;
+//     still store later is then answered as a verified duplicate (the
+//     clients resend this too, within their retry policy's few attempts);
 //   - RUN_LOCKED: another server process holds the run (file backend).
 // Resend with backoff until the worker's own deadline, through any replica:
 // on the JetStream backend a leader change of the NATS cluster takes about
