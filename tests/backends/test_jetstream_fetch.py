@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from runjournal_server.backends.jetstream import JetStreamBackend, fetch
+from runjournal_server.backends.jetstream import JetStreamBackend, fetch, reading
 from runjournal_server.backends.jetstream.reading import BY_SUBJECT_MAX
 from runjournal_server.core.records import StoredRecord, encode
 from tests.support import builders as b
@@ -63,3 +63,53 @@ async def test_the_consumer_stops_at_a_subject_out_of_place_and_the_rest_is_read
     assert delivered == [cut - 1]
     assert [item.line for item in found] == [item.line for item in stored]
     await journal.close()
+
+
+async def streamed(backend: JetStreamBackend, run_id: str, from_seq: int) -> list[bytes]:
+    return [item.line async for item in backend.stream(run_id, from_seq)]
+
+
+@pytest.mark.parametrize("from_seq", [1, 5, LENGTH - BY_SUBJECT_MAX - 2], ids=["whole", "from seq 5", "a short tail"])
+async def test_a_long_run_streams_in_order_through_windows_of_a_consumer(
+    jetstream_backend: JetStreamBackend, monkeypatch: pytest.MonkeyPatch, from_seq: int
+) -> None:
+    stored = await written(jetstream_backend)
+    monkeypatch.setattr(reading, "CONSUMER_WINDOW_MAX", 16)  # many pulls, the last one short
+    windows: list[int] = []
+    real = fetch.ConsumerRead.window
+
+    async def counted(self: fetch.ConsumerRead, batch: int) -> list[bytes]:
+        found = await real(self, batch)
+        windows.append(len(found))
+        return found
+
+    monkeypatch.setattr(fetch.ConsumerRead, "window", counted)
+    assert await streamed(jetstream_backend, RUN, from_seq) == [item.line for item in stored[from_seq - 1 :]]
+    assert windows and max(windows) <= 16  # the records came through the consumer, a bounded window at a time
+
+
+async def test_a_streamed_read_goes_on_by_subject_where_the_consumer_stops(
+    jetstream_backend: JetStreamBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stored = await written(jetstream_backend)
+    cut = BY_SUBJECT_MAX // 2
+    real = fetch.ConsumerRead.__init__
+
+    def stopping_at_cut(self: fetch.ConsumerRead, api, filter_subject, expected_subject, **kw):  # type: ignore[no-untyped-def]
+        # Expect a wrong subject at ``cut``: the consumer must stop there, as at a stray message.
+        real(self, api, filter_subject, lambda n: "elsewhere" if n == cut else expected_subject(n), **kw)
+
+    monkeypatch.setattr(fetch.ConsumerRead, "__init__", stopping_at_cut)
+    assert await streamed(jetstream_backend, RUN, 1) == [item.line for item in stored]
+
+
+async def test_a_staged_creation_streams_whole_though_its_meta_is_stored_last(
+    jetstream_backend: JetStreamBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("runjournal_server.backends.jetstream.staging.MAX_ATOMIC_BATCH", 50)
+    monkeypatch.setattr("runjournal_server.backends.jetstream.creating.needs_staging", lambda batch: True)
+    stored = long_run()
+    journal = await jetstream_backend.create_journal(RUN, stored[0], stored[1:])
+    await journal.close()
+    assert await streamed(jetstream_backend, RUN, 1) == [item.line for item in stored]
+    assert await streamed(jetstream_backend, RUN, 3) == [item.line for item in stored[2:]]
