@@ -60,7 +60,9 @@ class ConsumerRead:
     """An ephemeral pull consumer on one run's subjects, read a window at a time, in stream order.
 
     Message ``n`` delivered (counted from ``first``) is kept only while its
-    subject is ``expected_subject(n)``. A window that comes short (a status
+    subject is ``expected_subject(n)``; a message on ``skip_subject`` is
+    passed over (the run's meta, which a staged creation stores after its
+    staged records, and which the caller reads by subject). A window that comes short (a status
     ends the pull, the consumer lags, a subject out of place, no consumer
     could be made) ends the read (``ended``): the caller reads the rest by
     subject from the stream leader. Only the window asked for is in flight,
@@ -75,12 +77,15 @@ class ConsumerRead:
         *,
         first: int = 1,
         after_stream_seq: int = 0,
+        skip_subject: str | None = None,
     ) -> None:
         self._api = api
         self._filter = filter_subject
         self._expected = expected_subject
         self._next = first
         self._after = after_stream_seq
+        self._skip = skip_subject
+        self._skipped = 0
         self._name: str | None = None
         self._subscription: Subscription | None = None
         self._inbox = ""
@@ -134,11 +139,14 @@ class ConsumerRead:
         if not msg.reply or not msg.reply.startswith("$JS.ACK."):
             self._done.set()  # a status (no more messages, request expired): the pull is over
             return
-        if msg.subject != self._expected(self._next + len(self._found)):
+        if msg.subject == self._skip:
+            self._skipped += 1
+        elif msg.subject != self._expected(self._next + len(self._found)):
             self._done.set()
             return
-        self._found.append(msg.data)
-        if len(self._found) >= self._wanted:
+        else:
+            self._found.append(msg.data)
+        if len(self._found) + self._skipped >= self._wanted:  # the pull's batch counts a skipped message too
             self._done.set()
 
     async def window(self, batch: int) -> list[bytes]:
@@ -147,7 +155,7 @@ class ConsumerRead:
             self.ended = True
             return []
         api, nc = self._api, self._api.connection
-        self._found, self._wanted = [], batch
+        self._found, self._wanted, self._skipped = [], batch, 0
         self._done = asyncio.Event()
         request = {"batch": batch, "expires": int(api.timeout * _NANOS)}
         try:
@@ -163,7 +171,7 @@ class ConsumerRead:
         found, self._found = self._found, []
         self._done.set()  # late deliveries of this pull are dropped, never taken into the next window
         self._next += len(found)
-        if len(found) < batch:
+        if len(found) + self._skipped < batch:
             self.ended = True  # ended early: lagging, or a subject out of place
         return found
 

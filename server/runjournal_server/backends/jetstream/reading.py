@@ -125,11 +125,14 @@ class StreamReader:
     async def _consumed(self, run_id: str, from_seq: int, last_seq: int) -> AsyncGenerator[StoredRecord, None]:
         """Records ``from_seq`` up to below ``last_seq`` through one consumer (``fetch.py``), a window at a time.
 
-        The first is read by subject (its stream seq starts the consumer);
-        the consumer then delivers the rest in stream order, which is seq
-        order. It stops early where it cannot go on (a lagging consumer, a
-        subject out of place, a staged creation whose meta came last): the
-        caller reads on by subject from the record after the last yielded.
+        The first is read by subject (its stream seq starts the consumer,
+        or the run's first message does, for the meta); the consumer then
+        delivers the rest in stream order, which is seq order but for the
+        meta of a staged creation, stored after its staged records
+        (``staging.py``): passed over, read by subject already or not
+        wanted. It stops early where it cannot go on (a lagging consumer, a
+        subject out of place): the caller reads on by subject from the
+        record after the last yielded.
         Windows are sized like ``stream``'s, up to ``CONSUMER_WINDOW_MAX``.
         """
         (first,) = await self.read(run_id, [self._layout.subject(run_id, from_seq)])
@@ -142,7 +145,8 @@ class StreamReader:
             self._layout.run_subjects(run_id),
             lambda seq: self._layout.subject(run_id, seq),
             first=from_seq + 1,
-            after_stream_seq=first.stream_seq,
+            after_stream_seq=0 if from_seq == 1 else first.stream_seq,
+            skip_subject=self._layout.subject(run_id, 1),
         )
         seq = from_seq + 1
         async with reader:
