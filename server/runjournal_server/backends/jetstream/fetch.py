@@ -1,11 +1,12 @@
 """A run's records in one stream of messages: an ephemeral pull consumer instead of one request per record.
 
-Opening a 10,000-record run by exact subject is 10,000 requests (64 in flight
-at a time); a consumer filtered on the run's subjects delivers them in stream
-order, which is seq order (each record needs its predecessor), in batches of
-``FETCH_BATCH`` per pull request. The consumer is in memory, has one replica
-and no acks, and is deleted at the end (its inactivity threshold removes it
-if this process dies first).
+Opening or streaming a 10,000-record run by exact subject is 10,000 requests
+(64 in flight at a time); a consumer filtered on the run's subjects delivers
+them in stream order, which is seq order (each record needs its predecessor)
+but for a staged creation's meta (``staging.py``), a window of records per
+pull request (``reading.StreamReader._consumed`` sizes them). The consumer
+is in memory, has one replica and no acks, and is deleted at the end (its
+inactivity threshold removes it if this process dies first).
 
 A consumer is served by its own leader's copy of the stream, which in a
 cluster may lag the stream leader: the caller says how many records it
@@ -31,29 +32,9 @@ from runjournal_server.backends.jetstream.api import JetStreamApi
 
 log = logging.getLogger(__name__)
 
-FETCH_BATCH = 1024
-"""Messages asked for per pull request: bounds what the connection buffers for one open ahead of the decoding."""
 INACTIVE_SECONDS = 30
 """A consumer whose reader died is removed by the server after this long."""
 _NANOS = 1_000_000_000
-
-
-async def fetch_first(
-    api: JetStreamApi, filter_subject: str, count: int, expected_subject: Callable[[int], str]
-) -> list[bytes]:
-    """The bodies of the run's first messages, up to ``count``, in order: fewer when the consumer lagged or failed.
-
-    Message ``n`` (from 1) is kept only while its subject is
-    ``expected_subject(n)``; delivery stops at the first that is not. Only
-    the bodies: the records are decoded and checked at their seq by the
-    caller, and nothing else of a message before the last is used (the
-    fence is on the last, which the caller read from the stream leader).
-    """
-    found: list[bytes] = []
-    async with ConsumerRead(api, filter_subject, expected_subject) as reader:
-        while len(found) < count and not reader.ended:
-            found += await reader.window(min(FETCH_BATCH, count - len(found)))
-    return found
 
 
 class ConsumerRead:

@@ -19,7 +19,7 @@ from runjournal_server.backends.jetstream.api import (
     NotDeliveredError,
     StoredMessage,
 )
-from runjournal_server.backends.jetstream.fetch import ConsumerRead, fetch_first
+from runjournal_server.backends.jetstream.fetch import ConsumerRead
 from runjournal_server.backends.jetstream.layout import Layout, not_a_record, subject_problem
 from runjournal_server.backends.jetstream.remains import is_creation_remains, no_meta_problem
 from runjournal_server.backends.reading import BackwardWalk, decode_at
@@ -58,22 +58,14 @@ class StreamReader:
     async def load(self, run_id: str) -> tuple[list[StoredRecord], StoredMessage]:
         """Every record of the run: its last message first (its subject says how many), then the rest.
 
-        The rest of a long run comes through one consumer (``fetch.py``),
+        The rest of a long run comes through one consumer (``_consumed``),
         not one request per record; what it does not deliver is read by subject.
         """
         last_seq, last = await self.last(run_id)
         earlier: list[StoredRecord] = []
         if last_seq - 1 > BY_SUBJECT_MAX:
-            bodies = await self.call(
-                run_id,
-                lambda api: fetch_first(
-                    api, self._layout.run_subjects(run_id), last_seq - 1, lambda seq: self._layout.subject(run_id, seq)
-                ),
-            )
-            earlier = [
-                decode_at(run_id, seq, body, holder=f"the record on {self._layout.subject(run_id, seq)!r}", at_seq=seq)
-                for seq, body in enumerate(bodies, start=1)
-            ]
+            async with contextlib.aclosing(self._consumed(run_id, 1, last_seq)) as consumed:
+                earlier = [stored async for stored in consumed]
         earlier += await self.records(run_id, range(len(earlier) + 1, last_seq))
         return [*earlier, self.decode(run_id, last_seq, last)], last
 
