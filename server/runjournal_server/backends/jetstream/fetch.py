@@ -32,9 +32,28 @@ from runjournal_server.backends.jetstream.api import JetStreamApi
 
 log = logging.getLogger(__name__)
 
+FETCH_BATCH = 1024
+"""Messages asked for per pull request by ``fetch_first``."""
 INACTIVE_SECONDS = 30
 """A consumer whose reader died is removed by the server after this long."""
 _NANOS = 1_000_000_000
+
+
+async def fetch_first(
+    api: JetStreamApi, filter_subject: str, count: int, expected_subject: Callable[[int], str]
+) -> list[bytes]:
+    """The bodies of the first ``count`` messages on the filter, in order: fewer when the consumer stops early.
+
+    Message ``n`` (from 1) is kept only while its subject is
+    ``expected_subject(n)``. The reads of runs use ``ConsumerRead`` through
+    ``reading.StreamReader._consumed``; this is the transport alone, which
+    the bench compares with a request per record (``bench/cold_open.py``).
+    """
+    found: list[bytes] = []
+    async with ConsumerRead(api, filter_subject, expected_subject) as reader:
+        while len(found) < count and not reader.ended:
+            found += await reader.window(min(FETCH_BATCH, count - len(found)))
+    return found
 
 
 class ConsumerRead:
