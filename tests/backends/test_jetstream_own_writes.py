@@ -13,8 +13,10 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from nats.aio.msg import Msg
 
 from runjournal_server.backends.jetstream import JetStreamBackend
+from runjournal_server.backends.jetstream.feed import stream_seq_of
 from runjournal_server.backends.jetstream.layout import Layout
 from runjournal_server.backends.jetstream.own_writes import OwnWrites
 from runjournal_server.core import records
@@ -282,3 +284,23 @@ async def test_a_deletion_that_fails_after_its_tombstone_landed_is_told_by_the_f
             await runs.close()
         await backend.close()
         await proxy.close()
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "$JS.ACK.RUNS.feed.1.77.3.1700000000000000000.0",
+        "$JS.ACK._.ACCHASH.RUNS.feed.1.78.3.1700000000000000000.0.rnd",
+        "$JS.ACK._.ACCHASH.RUNS.feed.1.79.3.1700000000000000000.0",
+        "$JS.ACK.RUNS.feed.1.x.3.1.0",
+        "$JS.ACK.RUNS.feed.1.2",
+        "_INBOX.abc",
+        "",
+    ],
+)
+def test_the_feed_reads_a_deliverys_stream_seq_as_nats_py_does(reply: str) -> None:
+    try:
+        expected: int | None = Msg.Metadata._from_reply(reply).sequence.stream
+    except Exception:  # nats-py: not a JetStream delivery
+        expected = None
+    assert stream_seq_of(reply) == expected

@@ -89,9 +89,10 @@ class RunDirectory:
     def versions(self, run_ids: Sequence[str]) -> dict[str, object]:
         """Size, mtime and inode of each run's journal: every acknowledged append grows the file."""
         versions: dict[str, object] = {}
+        base = os.fspath(self.path)  # a str path per run, not a Path: a start's repair stats every journal
         for run_id in run_ids:
             try:
-                info = os.stat(self.journal(run_id), follow_symlinks=False)
+                info = os.stat(f"{base}/{validate_run_id(run_id)}{JOURNAL_SUFFIX}", follow_symlinks=False)
             except OSError:
                 continue  # gone (or unreadable): the repair reads it and finds out which
             versions[run_id] = (info.st_size, info.st_mtime_ns, info.st_ino)

@@ -127,7 +127,8 @@ class JetStreamApi:
 
     async def publish(self, message: Outgoing) -> PubAck:
         """Publish one message and wait for its ack."""
-        reply = await self._request(message.subject, message.data, dict(message.headers))
+        headers = message.headers if isinstance(message.headers, dict) else dict(message.headers)
+        reply = await self._request(message.subject, message.data, headers)
         return _pub_ack(reply)
 
     async def publish_batch(self, messages: Sequence[Outgoing]) -> PubAck:

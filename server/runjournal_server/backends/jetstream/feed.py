@@ -64,6 +64,23 @@ IDLE_HEARTBEAT_SECONDS = 5.0
 """How often the consumer proves it is alive while nothing is stored; two missed ones recreate it."""
 
 
+def stream_seq_of(reply: str | None) -> int | None:
+    """The stream seq a JetStream delivery's reply subject carries; None for any other message.
+
+    ``$JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>...`` (9 tokens), or
+    with a domain and account hash after ``ACK`` (12 or more). Only that one
+    field, where nats-py's ``msg.metadata`` builds the whole of it, timestamp
+    included, for every message the feed gets (one per append).
+    """
+    if not reply:
+        return None
+    tokens = reply.split(".")
+    if len(tokens) < 9 or tokens[0] != "$JS" or tokens[1] != "ACK":
+        return None
+    token = tokens[5] if len(tokens) == 9 else tokens[7] if len(tokens) >= 11 else ""
+    return int(token) if token.isdigit() else None
+
+
 class Feed:
     """One replica's ordered, headers-only consumer of the stream's record subjects.
 
@@ -130,10 +147,7 @@ class Feed:
             jsi._sseq = after
 
     async def _on_message(self, msg: Msg) -> None:
-        try:
-            stream_seq: int | None = msg.metadata.sequence.stream
-        except Exception:  # not a JetStream delivery (nats-py parses the reply subject): no position
-            stream_seq = None
+        stream_seq = stream_seq_of(msg.reply)
         try:
             self.tell(msg.subject, stream_seq)
         finally:

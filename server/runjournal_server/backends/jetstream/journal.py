@@ -98,8 +98,16 @@ def check_batch_size(run_id: str, batch: Sequence[StoredRecord]) -> None:
 
 
 def record_targets(layout: Layout, run_id: str, batch: Sequence[StoredRecord]) -> list[Target]:
-    """The batch as the stream holds it once stored: each record's line on its subject, with its message id."""
-    return [Target(layout.subject(run_id, stored.seq), stored.line, message_id(run_id, stored)) for stored in batch]
+    """The batch as the stream holds it once stored: each record's line on its subject, with its message id.
+
+    Only a write of one message carries an id; an atomic batch carries none
+    (``layout.write_headers``), so its records are not hashed for one.
+    """
+    with_ids = len(batch) == 1
+    return [
+        Target(layout.subject(run_id, stored.seq), stored.line, message_id(run_id, stored) if with_ids else None)
+        for stored in batch
+    ]
 
 
 class JetStreamJournal(Journal):
@@ -300,10 +308,9 @@ class JetStreamJournal(Journal):
         """
         first = batch[0].seq
         api = self._api()
+        targets = record_targets(self._layout, self.run_id, batch)
         try:
-            outcome = await publish_once(
-                api, lambda: self._send(api, batch), record_targets(self._layout, self.run_id, batch), own=self._own
-            )
+            outcome = await publish_once(api, lambda: self._send(api, targets), targets, own=self._own)
         except NotDeliveredError as err:
             raise _NotNow(StorageUnavailableError(self.run_id, f"appending seq {first}: {err}")) from err
         except ReadBackError as err:
@@ -339,21 +346,20 @@ class JetStreamJournal(Journal):
             return f"the stream refused seq {first}: {answer.refusal}"
         return f"the stream reported seq {first} as a duplicate"
 
-    async def _send(self, api: JetStreamApi, batch: list[StoredRecord]) -> PubAck:
-        if len(batch) == 1:
-            return await api.publish(self._outgoing(api, batch[0], fenced=True, with_id=True))
+    async def _send(self, api: JetStreamApi, targets: list[Target]) -> PubAck:
+        if len(targets) == 1:
+            (only,) = targets
+            headers = write_headers(api.stream, fence=self._tail, msg_id=only.msg_id)
+            return await api.publish(Outgoing(only.subject, only.data, headers))
         # In an atomic batch the first message carries the fence, and none an id (``layout.write_headers``).
+        fenced = write_headers(api.stream, fence=self._tail)
+        plain = write_headers(api.stream)
         return await api.publish_batch(
-            [self._outgoing(api, stored, fenced=index == 0, with_id=False) for index, stored in enumerate(batch)]
+            [
+                Outgoing(target.subject, target.data, fenced if index == 0 else plain)
+                for index, target in enumerate(targets)
+            ]
         )
-
-    def _outgoing(self, api: JetStreamApi, stored: StoredRecord, *, fenced: bool, with_id: bool) -> Outgoing:
-        headers = write_headers(
-            api.stream,
-            fence=self._tail if fenced else None,
-            msg_id=message_id(self.run_id, stored) if with_id else None,
-        )
-        return Outgoing(self._subject(stored.seq), stored.line, headers)
 
     def _advance(self, seq: int, stream_seq: int) -> None:
         self._last_seq = seq

@@ -19,7 +19,7 @@ from runjournal_server.backends.jetstream.api import (
     NotDeliveredError,
     StoredMessage,
 )
-from runjournal_server.backends.jetstream.fetch import fetch_first
+from runjournal_server.backends.jetstream.fetch import ConsumerRead
 from runjournal_server.backends.jetstream.layout import Layout, not_a_record, subject_problem
 from runjournal_server.backends.jetstream.remains import is_creation_remains, no_meta_problem
 from runjournal_server.backends.reading import BackwardWalk, decode_at
@@ -33,6 +33,8 @@ STREAM_WINDOW_MAX = 64
 BY_SUBJECT_MAX = 64
 """A run with more records than this before its last is loaded through a consumer (``fetch.py``): one
 request per record costs more past here, where 64 requests in flight no longer take one round trip."""
+CONSUMER_WINDOW_MAX = 1024
+"""The most records one pull of ``stream``'s consumer asks for (fewer when they are large)."""
 STREAM_WINDOW_BYTES = 1 << 20
 """``stream`` holds about this much of a run at a time (one record at least, if it is larger)."""
 
@@ -56,22 +58,14 @@ class StreamReader:
     async def load(self, run_id: str) -> tuple[list[StoredRecord], StoredMessage]:
         """Every record of the run: its last message first (its subject says how many), then the rest.
 
-        The rest of a long run comes through one consumer (``fetch.py``),
+        The rest of a long run comes through one consumer (``_consumed``),
         not one request per record; what it does not deliver is read by subject.
         """
         last_seq, last = await self.last(run_id)
         earlier: list[StoredRecord] = []
         if last_seq - 1 > BY_SUBJECT_MAX:
-            bodies = await self.call(
-                run_id,
-                lambda api: fetch_first(
-                    api, self._layout.run_subjects(run_id), last_seq - 1, lambda seq: self._layout.subject(run_id, seq)
-                ),
-            )
-            earlier = [
-                decode_at(run_id, seq, body, holder=f"the record on {self._layout.subject(run_id, seq)!r}", at_seq=seq)
-                for seq, body in enumerate(bodies, start=1)
-            ]
+            async with contextlib.aclosing(self._consumed(run_id, 1, last_seq)) as consumed:
+                earlier = [stored async for stored in consumed]
         earlier += await self.records(run_id, range(len(earlier) + 1, last_seq))
         return [*earlier, self.decode(run_id, last_seq, last)], last
 
@@ -91,10 +85,19 @@ class StreamReader:
         near ``STREAM_WINDOW_BYTES``; only the current window is held, and the
         next is read only when the consumer asks for it (gRPC flow control).
         Records appended meanwhile are included: the read ends at the first
-        empty subject, not at the last seq seen when it began.
+        empty subject, not at the last seq seen when it began. A remainder
+        longer than ``BY_SUBJECT_MAX`` comes through one consumer first
+        (``_consumed``: a request per window, not per record; a fork of a
+        10,000-record run read 10,000 subjects one by one), the same bounded
+        windows; the by-subject read goes on from where it stops.
         """
         last_seq, _ = await self.last(run_id)
         seq = max(from_seq, 1)
+        if last_seq - seq > BY_SUBJECT_MAX:
+            async with contextlib.aclosing(self._consumed(run_id, seq, last_seq)) as consumed:
+                async for stored in consumed:
+                    yield stored
+                    seq = stored.seq + 1
         window = 1
         while True:
             seqs = range(seq, seq + window)
@@ -110,6 +113,48 @@ class StreamReader:
             del messages
             seq += window
             window = next_window(window, held)
+
+    async def _consumed(self, run_id: str, from_seq: int, last_seq: int) -> AsyncGenerator[StoredRecord, None]:
+        """Records ``from_seq`` up to below ``last_seq`` through one consumer (``fetch.py``), a window at a time.
+
+        The first is read by subject (its stream seq starts the consumer,
+        or the run's first message does, for the meta); the consumer then
+        delivers the rest in stream order, which is seq order but for the
+        meta of a staged creation, stored after its staged records
+        (``staging.py``): passed over, read by subject already or not
+        wanted. It stops early where it cannot go on (a lagging consumer, a
+        subject out of place): the caller reads on by subject from the
+        record after the last yielded.
+        Windows are sized like ``stream``'s, up to ``CONSUMER_WINDOW_MAX``.
+        """
+        (first,) = await self.read(run_id, [self._layout.subject(run_id, from_seq)])
+        if first is None:
+            return  # the by-subject read says what is wrong
+        yield self.decode(run_id, from_seq, first)
+        window = max(1, min(CONSUMER_WINDOW_MAX, STREAM_WINDOW_BYTES // max(len(first.data), 1)))
+        reader = ConsumerRead(
+            self._api(),
+            self._layout.run_subjects(run_id),
+            lambda seq: self._layout.subject(run_id, seq),
+            first=from_seq + 1,
+            after_stream_seq=0 if from_seq == 1 else first.stream_seq,
+            skip_subject=self._layout.subject(run_id, 1),
+        )
+        seq = from_seq + 1
+        async with reader:
+            while seq < last_seq and not reader.ended:
+                bodies = await reader.window(min(window, last_seq - seq))
+                held = 0
+                for body in bodies:
+                    held += len(body)
+                    yield decode_at(
+                        run_id, seq, body, holder=f"the record on {self._layout.subject(run_id, seq)!r}", at_seq=seq
+                    )
+                    seq += 1
+                if bodies:
+                    fit = STREAM_WINDOW_BYTES * len(bodies) // max(held, 1)
+                    window = max(1, min(CONSUMER_WINDOW_MAX, len(bodies) * 4, fit))
+                del bodies
 
     async def walk_back(self, run_id: str, walk: BackwardWalk) -> StoredRecord | None:
         """Feed ``walk`` the run's records from the last back (``backward``) until it is done; the run's meta.

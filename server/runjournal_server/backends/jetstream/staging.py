@@ -101,7 +101,10 @@ class StagedCreation:
         done, after, refusals = 0, 0, 0
         while True:
             pending = staged[done:]
-            messages = [meta, *commit] if not pending else chunks(pending, max_records=MAX_ATOMIC_BATCH)[0]
+            # The next stage: the first chunk of what is pending (cut from its first batch's worth alone).
+            messages = (
+                [meta, *commit] if not pending else chunks(pending[:MAX_ATOMIC_BATCH], max_records=MAX_ATOMIC_BATCH)[0]
+            )
             stream_seq = await self._publish(messages, after)
             if stream_seq is not None and not pending:
                 return stream_seq
