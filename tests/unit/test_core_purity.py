@@ -13,6 +13,7 @@ CORE_DIR = Path(runjournal_server.core.__file__).parent
 ALLOWED_ROOTS = frozenset(
     {
         "__future__",
+        "array",
         "base64",
         "binascii",
         "bisect",
@@ -20,6 +21,7 @@ ALLOWED_ROOTS = frozenset(
         "dataclasses",
         "enum",
         "functools",
+        "hashlib",
         "json",
         "re",
         "types",
