@@ -113,9 +113,32 @@ def refuse_lone_surrogates(value: object, where: str) -> None:
             refuse_lone_surrogates(item, f"{where}.{key}")
 
 
+def _refuse_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise ValueError(f'the key {key!r} appears twice in one object (FORMAT.md, "Strict JSON")')
+        seen[key] = value
+    return seen
+
+
+def _refuse_number(text: str) -> Any:
+    raise ValueError(f'the number {text} is not an integer written in plain digits (FORMAT.md, "Strict JSON")')
+
+
+def parse_scenario_text(text: str) -> Any:
+    """Strict RFC 8259 JSON (FORMAT.md, "Strict JSON"): no NaN/Infinity, no duplicate key, integers only."""
+    return json.loads(
+        text,
+        object_pairs_hook=_refuse_duplicate_keys,
+        parse_constant=_refuse_number,
+        parse_float=_refuse_number,
+    )
+
+
 def load(path: Path) -> dict[str, Any]:
-    """A scenario file (UTF-8, integers exact, no lone surrogate), checked against the schema and its file name."""
-    scenario: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    """A scenario file (strict UTF-8 JSON, integers exact, no lone surrogate), checked by the schema and its name."""
+    scenario: dict[str, Any] = parse_scenario_text(path.read_text(encoding="utf-8"))
     refuse_lone_surrogates(scenario, path.name)
     jsonschema.validate(scenario, schema())
     if scenario["name"] != path.stem:
@@ -156,7 +179,8 @@ def substitute(value: Any, variables: dict[str, Any], where: str) -> Any:
         if match.group(1) == "any":
             return match.group(0)
         found = lookup(match.group(1))
-        return found if isinstance(found, str) else json.dumps(found)
+        # FORMAT.md, "Substitution": compact JSON text, non-ASCII as itself (as Go, TS and Java write it)
+        return found if isinstance(found, str) else json.dumps(found, separators=(",", ":"), ensure_ascii=False)
 
     return _PLACEHOLDER.sub(text, value)
 

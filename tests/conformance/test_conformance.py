@@ -21,8 +21,10 @@ from tests.conformance.replay import (
     load,
     match,
     methods,
+    parse_scenario_text,
     replay,
     scenarios_to_replay,
+    substitute,
 )
 
 SERVERS = (("file", False), ("file", True), ("jetstream", False), ("jetstream", True))
@@ -89,6 +91,30 @@ def test_a_stream_that_ends_before_its_take_fails_the_replay_saying_so(
     message = str(caught.value)
     assert "scenario short_take on file-noauth, step 1 (Read)" in message
     assert "expected 3 stream messages before cancelling, the stream ended after 1" in message, message
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 1, "a": 2}',
+        '{"a": {"b": 1, "b": 1}}',
+        '{"n": NaN}',
+        '{"n": Infinity}',
+        '{"n": 2.0}',
+        '{"n": 1e3}',
+        '{"a": 1,}',
+        '{"a": 1} // a comment',
+        '{"a": 1} {"b": 2}',
+    ],
+)
+def test_a_scenario_text_that_is_not_strict_json_is_refused(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_scenario_text(text)
+
+
+def test_a_saved_object_inside_a_longer_string_is_its_compact_json() -> None:
+    saved = {"save.o": {"k": ["é", 1]}, "save.n": 5, "save.b": True}
+    assert substitute("x ${save.o} ${save.n} ${save.b}", saved, "") == 'x {"k":["é",1]} 5 true'
 
 
 PYTEST_COVERED: dict[str, list[tuple[str, str]]] = {

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"os"
 	"regexp"
 	"strconv"
@@ -103,12 +104,18 @@ func LoadScenario(path string) (*Scenario, error) {
 	if err := CheckStrings(data); err != nil {
 		return nil, fmt.Errorf("%s: %w (FORMAT.md, \"Strings\")", path, err)
 	}
+	if err := CheckStrict(data); err != nil {
+		return nil, fmt.Errorf("%s: %w (FORMAT.md, \"Strict JSON\")", path, err)
+	}
 	var s Scenario
-	if err := DecodeJSON(data, &s); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	dec.DisallowUnknownFields() // the schema's additionalProperties: false, at every level with a struct
+	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if s.Name == "" || len(s.Steps) == 0 {
-		return nil, fmt.Errorf("%s: no name or no steps", path)
+	if err := s.check(); err != nil {
+		return nil, fmt.Errorf("%s: %w (format.schema.json)", path, err)
 	}
 	return &s, nil
 }
@@ -199,7 +206,13 @@ func (r *Replayer) Replay(s *Scenario) error {
 	vars := map[string]any{"run": freshRun()}
 	for i, step := range s.Steps {
 		if err := r.step(vars, step); err != nil {
-			return fmt.Errorf("scenario %s on %s, step %d (%s): %w", s.Name, r.Server.Name, i, step.RPC, err)
+			// FORMAT.md names a failing step of during "step N (Watch), during step I (Append)".
+			sep := ": "
+			var inner *duringStepError
+			if errors.As(err, &inner) {
+				sep = ", "
+			}
+			return fmt.Errorf("scenario %s on %s, step %d (%s)%s%w", s.Name, r.Server.Name, i, step.RPC, sep, err)
 		}
 	}
 	return nil
@@ -226,8 +239,12 @@ func text(v any) string {
 	case json.Number:
 		return string(x)
 	default:
-		data, _ := json.Marshal(x)
-		return string(data)
+		// FORMAT.md, "Substitution": compact JSON, text as itself (no HTML escaping of <, >, &).
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(x)
+		return strings.TrimSuffix(buf.String(), "\n")
 	}
 }
 
@@ -492,6 +509,18 @@ type duringError struct{ err error }
 func (e *duringError) Error() string { return e.err.Error() }
 func (e *duringError) Unwrap() error { return e.err }
 
+// duringStepError is the failure of step index of a during.
+type duringStepError struct {
+	index int
+	rpc   string
+	err   error
+}
+
+func (e *duringStepError) Error() string {
+	return fmt.Sprintf("during step %d (%s): %v", e.index, e.rpc, e.err)
+}
+func (e *duringStepError) Unwrap() error { return e.err }
+
 // duringRun replays the steps of a during once after messages arrived.
 type duringRun struct {
 	after int
@@ -511,10 +540,10 @@ func (r *Replayer) during(vars map[string]any, step Step, take int) (*duringRun,
 	return &duringRun{after: d.After, run: func() error {
 		for i, inner := range d.Steps {
 			if inner.During != nil {
-				return fmt.Errorf("during step %d (%s): a step of during has no during of its own", i, inner.RPC)
+				return &duringStepError{i, inner.RPC, errors.New("a step of during has no during of its own")}
 			}
 			if err := r.step(vars, inner); err != nil {
-				return fmt.Errorf("during step %d (%s): %w", i, inner.RPC, err)
+				return &duringStepError{i, inner.RPC, err}
 			}
 		}
 		return nil
@@ -706,6 +735,12 @@ func Match(e, a any, present bool, path string) error {
 func numEqual(e json.Number, a string) bool {
 	if e.String() == a {
 		return true
+	}
+	// Integers compare exactly: as float64, 2^53+1 would equal 2^53.
+	ei, ok1 := new(big.Int).SetString(e.String(), 10)
+	ai, ok2 := new(big.Int).SetString(a, 10)
+	if ok1 && ok2 {
+		return ei.Cmp(ai) == 0
 	}
 	ef, err1 := strconv.ParseFloat(e.String(), 64)
 	af, err2 := strconv.ParseFloat(a, 64)

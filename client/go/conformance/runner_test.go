@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
@@ -156,4 +157,35 @@ func TestSelfTestShortTakeFails(t *testing.T) {
 		}
 		t.Logf("%s: failed as expected: %s", srv.Name, msg)
 	}
+}
+
+// TestDuringFailureWording checks the words FORMAT.md pins for a failing
+// step of during: "step N (Watch), during step I (Fold)".
+func TestDuringFailureWording(t *testing.T) {
+	c := config(t)
+	s, err := LoadScenario(filepath.Join("..", "..", "..", "conformance", "selftest", "short_take.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrongFold := Step{RPC: "Fold", Request: map[string]any{"runId": "${run}"},
+		Expect: map[string]any{"error": map[string]any{"code": "NOT_FOUND", "reason": "RUN_NOT_FOUND"}}}
+	s.Steps[1] = Step{RPC: "Watch", Request: map[string]any{"runId": "${run}"},
+		Expect: map[string]any{"stream": map[string]any{"items": []any{}, "take": json.Number("3")}},
+		During: &During{After: 2, Steps: []Step{wrongFold}}}
+	for _, srv := range c.Servers {
+		if !s.Applies(srv) {
+			continue
+		}
+		r, err := NewReplayer(srv, c.Tokens)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = r.Replay(s)
+		_ = r.Close()
+		if err == nil || !strings.Contains(err.Error(), "step 1 (Watch), during step 0 (Fold): ") {
+			t.Fatalf("%s: a failing during step gave %v", srv.Name, err)
+		}
+		return
+	}
+	t.Fatal("no server fits")
 }

@@ -10,6 +10,7 @@ import { ErrorInfoSchema } from "../../src/gen/google/rpc/error_details_pb.js";
 import { JournalService } from "../../src/gen/runjournal/v1/journal_service_pb.js";
 import { TaskService } from "../../src/gen/runjournal/v1/task_service_pb.js";
 import { readExact } from "./exact-json.js";
+import { checkShape } from "./shape.js";
 
 export interface ServerEntry {
   name: string;
@@ -47,7 +48,9 @@ export interface Scenario {
 
 export function loadScenario(path: string): Scenario {
   try {
-    return readExact(path) as unknown as Scenario;
+    const value = readExact(path);
+    checkShape(value);
+    return value as unknown as Scenario;
   } catch (err) {
     throw new Error(`${path}: ${(err as Error).message}`);
   }

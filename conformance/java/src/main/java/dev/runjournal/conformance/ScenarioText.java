@@ -7,6 +7,7 @@ import com.google.gson.JsonParser;
 import com.google.gson.Strictness;
 import com.google.gson.stream.JsonReader;
 import com.google.gson.stream.JsonToken;
+import com.google.gson.stream.MalformedJsonException;
 import java.io.IOException;
 import java.io.StringReader;
 import java.nio.ByteBuffer;
@@ -15,7 +16,9 @@ import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Reads a JSON file the way FORMAT.md ("Reading a file") asks: the bytes must be UTF-8, every
@@ -54,8 +57,15 @@ final class ScenarioText {
       if (reader.peek() != JsonToken.END_DOCUMENT) {
         throw new IOException(path + ": text after the JSON value");
       }
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | MalformedJsonException e) {
       throw new IOException(path + ": not JSON: " + e.getMessage(), e);
+    }
+    try {
+      JsonReader strict = new JsonReader(new StringReader(text));
+      strict.setStrictness(Strictness.STRICT);
+      refuseWhatStrictJsonForbids(strict);
+    } catch (IOException e) {
+      throw new IOException(path + ": " + e.getMessage() + " (FORMAT.md, \"Strict JSON\")", e);
     }
     String bad = firstInvalidString(value);
     if (bad != null) {
@@ -63,6 +73,41 @@ final class ScenarioText {
           path + ": the string \"" + escaped(bad) + "\" is not valid UTF-16 (FORMAT.md, \"Strings\")");
     }
     return value;
+  }
+
+  /**
+   * Walks one value refusing what FORMAT.md ("Strict JSON") forbids and Gson's tree lets through:
+   * a key twice in one object (the tree keeps the last) and a number with a fraction or exponent.
+   */
+  private static void refuseWhatStrictJsonForbids(JsonReader reader) throws IOException {
+    switch (reader.peek()) {
+      case BEGIN_OBJECT -> {
+        reader.beginObject();
+        Set<String> seen = new HashSet<>();
+        while (reader.hasNext()) {
+          String key = reader.nextName();
+          if (!seen.add(key)) {
+            throw new IOException("the key \"" + escaped(key) + "\" appears twice in one object");
+          }
+          refuseWhatStrictJsonForbids(reader);
+        }
+        reader.endObject();
+      }
+      case BEGIN_ARRAY -> {
+        reader.beginArray();
+        while (reader.hasNext()) {
+          refuseWhatStrictJsonForbids(reader);
+        }
+        reader.endArray();
+      }
+      case NUMBER -> {
+        String number = reader.nextString();
+        if (!number.matches("-?[0-9]+")) {
+          throw new IOException("the number " + number + " is not an integer written in plain digits");
+        }
+      }
+      default -> reader.skipValue();
+    }
   }
 
   /** The first key or string value holding a lone surrogate, or null. */

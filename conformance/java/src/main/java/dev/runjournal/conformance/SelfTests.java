@@ -32,6 +32,14 @@ final class SelfTests {
     problems.add(mustRefuse("{\"s\": \"a\\ud800b\"}", "a lone high surrogate"));
     problems.add(mustRefuse("{\"s\": \"\\udc00\"}", "a lone low surrogate"));
     problems.add(mustRefuse("{\"\\ud800\": 1}", "a lone surrogate in a key"));
+    problems.add(mustRefuse("{\"a\": 1, \"a\": 2}", "a key twice in one object"));
+    problems.add(mustRefuse("{\"a\": {\"b\": 1, \"b\": 1}}", "a key twice in an inner object"));
+    problems.add(mustRefuse("{\"n\": 2.0}", "a number with a fraction"));
+    problems.add(mustRefuse("{\"n\": 1e3}", "a number with an exponent"));
+    problems.add(mustRefuse("{\"n\": NaN}", "NaN"));
+    problems.add(mustRefuse("{\"a\": 1,}", "a trailing comma"));
+    problems.add(mustRefuse("{\"a\": 1} // c", "a comment"));
+    problems.add(mustRefuse("{\"a\": 1} {}", "text after the value"));
     problems.add(keepsDigits("{\"seq\": 9007199254740993}", "9007199254740993"));
     // The subset rule (FORMAT.md), on the cases tests/conformance/test_conformance.py pins for Python.
     problems.add(subset("{\"seq\": 2}", "{\"seq\": \"2\"}", null));
