@@ -19,18 +19,18 @@ import (
 // record whose token is the run's latest (the first is spent unused).
 //
 // Resends continue while they would start within Budget of the call's first
-// attempt (for a Read or Watch stream: of its first failure since it last
+// failure (for a Read or Watch stream: its first failure since it last
 // delivered an item), so the budget, not a count, decides how long a call
 // rides out an outage: 20 s covers a JetStream leader change (about 6 s, up
 // to 10 s for a leader cut off) and a hung NATS node. Each attempt gets the
-// call's full deadline (WithTimeout), so a call lasts at most Budget plus one
-// deadline; a deadline on the caller's context bounds them all. MaxAttempts
+// call's full deadline (WithTimeout), so a call lasts at most Budget plus two
+// deadlines; a deadline on the caller's context bounds them all. MaxAttempts
 // optionally caps the count as well.
 //
 // Retry n (1 for the first) waits a random time in [cap/2, cap] where
 // cap = min(MaxBackoff, InitialBackoff * Multiplier^(n-1)).
 type RetryPolicy struct {
-	Budget         time.Duration // how long after the first attempt a resend may still start; 0 disables retries
+	Budget         time.Duration // how long after the first failure a resend may still start; 0 disables retries
 	MaxAttempts    int           // attempts in total, the first included (1 disables retries); 0: the budget alone decides
 	InitialBackoff time.Duration
 	MaxBackoff     time.Duration // short, so that a recovered server is noticed within a second
@@ -55,7 +55,7 @@ func (p RetryPolicy) Backoff(n int, r float64) time.Duration {
 }
 
 // next is the wait before resending after attempt number made failed with
-// err, the first attempt having started at start; ok is false when the call
+// err, the first failure having come at start; ok is false when the call
 // is over (err is not resent, the count is spent, or the resend would start
 // after the budget).
 func (p RetryPolicy) next(err error, made int, start time.Time, r float64) (wait time.Duration, ok bool) {
@@ -73,11 +73,14 @@ func (p RetryPolicy) next(err error, made int, start time.Time, r float64) (wait
 // retryable, or the budget is spent; the returned error is converted by
 // FromError.
 func (p RetryPolicy) do(ctx context.Context, call func(context.Context) error) error {
-	start := time.Now()
+	var start time.Time // the first failure
 	for made := 1; ; made++ {
 		err := call(ctx)
 		if err == nil {
 			return nil
+		}
+		if made == 1 {
+			start = time.Now()
 		}
 		wait, ok := p.next(err, made, start, rand.Float64())
 		if !ok || ctx.Err() != nil {

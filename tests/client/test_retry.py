@@ -344,6 +344,13 @@ def test_the_budget_not_a_count_ends_the_resends() -> None:
         attempts.delay_after(err)  # one that would start after 20 s is not
 
 
+def test_the_budget_counts_from_the_first_failure_so_a_long_healthy_stream_gets_a_whole_one() -> None:
+    clock = _Clock()
+    attempts = Attempts(RetryPolicy(), random.Random(1), clock)  # made when the stream last delivered an item
+    clock.now += 60.0
+    assert attempts.delay_after(_storage_unavailable_error()) <= 1.0
+
+
 def test_max_attempts_still_caps_the_count_within_the_budget() -> None:
     attempts = Attempts(RetryPolicy(max_attempts=3), random.Random(1), _Clock())
     err = _storage_unavailable_error()

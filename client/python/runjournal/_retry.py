@@ -30,7 +30,7 @@ an error to handle (issue 23: "the clients' retries ride through it"). When
 the budget is spent, ``StorageUnavailableError`` is raised.
 
 How long: resends continue while they would start within the policy's time
-budget (20 s by default) of the call's first attempt, with backoff capped at
+budget (20 s by default) of the call's first failure, with backoff capped at
 1 s; a count of attempts would end early or late depending on how fast each
 attempt fails, while an outage is measured in seconds.
 
@@ -69,16 +69,16 @@ class RetryPolicy:
     The n-th resend waits a random time in ``[cap / 2, cap]`` where
     ``cap = min(max_backoff_seconds, initial_backoff_seconds * multiplier ** (n - 1))``.
     A resend is made only when it would start within ``budget_seconds`` of the
-    call's first attempt (for a Read or Watch stream: of its first failure since
+    call's first failure (for a Read or Watch stream: its first failure since
     it last delivered an item), so the budget, not a count, decides how long a
     call rides out an outage: 20 s covers a JetStream leader change (about 6 s,
     up to 10 s for a leader cut off) and a hung NATS node. Each attempt gets the
-    call's full deadline, so a call lasts at most ``budget_seconds`` plus one
-    deadline. ``max_attempts`` optionally caps the count as well.
+    call's full deadline, so a call lasts at most ``budget_seconds`` plus two
+    deadlines. ``max_attempts`` optionally caps the count as well.
     """
 
     budget_seconds: float = 20.0
-    """How long after the first attempt a resend may still start; 0 disables retries."""
+    """How long after the first failure a resend may still start; 0 disables retries."""
     max_attempts: int | None = None
     """Attempts in total, the first one included (1 disables retries); None: the budget alone decides."""
     initial_backoff_seconds: float = 0.1
@@ -112,15 +112,17 @@ NO_RETRY = RetryPolicy(budget_seconds=0.0, max_attempts=1)
 class Attempts:
     """The attempts of one call: decides after each failure whether to go again.
 
-    The budget is counted from this object's creation (the call's start), on
-    ``clock`` (a monotonic clock in seconds; tests pass their own).
+    The budget is counted from the first failure, on ``clock`` (a monotonic
+    clock in seconds; tests pass their own): a stream that makes a new
+    ``Attempts`` after each item it delivered gets a whole budget per outage,
+    however long it ran well before.
     """
 
     def __init__(self, policy: RetryPolicy, rng: random.Random, clock: Callable[[], float] = time.monotonic) -> None:
         self._policy = policy
         self._rng = rng
         self._clock = clock
-        self._started = clock()
+        self._first_failure: float | None = None
         self.made = 1
         """Attempts made so far, the current one included."""
 
@@ -128,8 +130,11 @@ class Attempts:
         """Seconds to wait before resending; raises the client error when the call is over."""
         if not is_resent(err) or self._spent():
             raise from_rpc_error(err) from err
+        now = self._clock()
+        if self._first_failure is None:
+            self._first_failure = now
         delay = self._policy.backoff_seconds(self.made, self._rng)
-        if self._clock() - self._started + delay > self._policy.budget_seconds:
+        if now - self._first_failure + delay > self._policy.budget_seconds:
             raise from_rpc_error(err) from err
         self.made += 1
         return delay
