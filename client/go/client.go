@@ -15,6 +15,7 @@ import (
 	"errors"
 	"io"
 	"iter"
+	"math/rand/v2"
 	"time"
 
 	"google.golang.org/grpc"
@@ -235,7 +236,8 @@ func (c *Client) Inbox(ctx context.Context, labels map[string]string) iter.Seq2[
 // Read iterates over a run's stored records from fromSeq (0 or 1: from the
 // start). After a transport failure it reopens the stream at the last seq
 // received + 1, so no record is repeated or skipped; the retry policy bounds
-// the reopenings (counted since the last record received). Any other error
+// the reopenings (its budget counted from the first failure since the last
+// record received). Any other error
 // ends the iteration with that error. Cancelling ctx (or its deadline
 // passing) ends the loop with no error, like breaking out of it: check
 // ctx.Err() to tell such a stop from the end of the run.
@@ -243,6 +245,7 @@ func (c *Client) Read(ctx context.Context, runID string, fromSeq int64) iter.Seq
 	return func(yield func(*pb.ReadResponse, error) bool) {
 		next := fromSeq
 		failures := 0
+		var since time.Time // the first failure since the last record received
 		for {
 			stopped, err := c.readOnce(ctx, runID, &next, &failures, yield)
 			if stopped || errors.Is(err, io.EOF) {
@@ -252,11 +255,15 @@ func (c *Client) Read(ctx context.Context, runID string, fromSeq int64) iter.Seq
 				return // the caller stopped it (docs/clients.md, "One API")
 			}
 			failures++
-			if !resent(err) || failures >= max(c.retry.MaxAttempts, 1) {
+			if failures == 1 {
+				since = time.Now()
+			}
+			wait, ok := c.retry.next(err, failures, since, rand.Float64())
+			if !ok {
 				yield(nil, FromError(err))
 				return
 			}
-			timer := time.NewTimer(c.retry.Backoff(failures, 0.5))
+			timer := time.NewTimer(wait)
 			select {
 			case <-ctx.Done():
 				timer.Stop()

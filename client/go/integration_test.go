@@ -194,7 +194,7 @@ func TestIntegration(t *testing.T) {
 	})
 
 	t.Run("transport failure is retried then reported", func(t *testing.T) {
-		dead, err := rj.Dial("127.0.0.1:1", rj.WithTimeout(time.Second), rj.WithRetry(rj.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond, Multiplier: 1}))
+		dead, err := rj.Dial("127.0.0.1:1", rj.WithTimeout(time.Second), rj.WithRetry(rj.RetryPolicy{Budget: time.Minute, MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond, Multiplier: 1}))
 		if err != nil {
 			t.Fatal(err)
 		}

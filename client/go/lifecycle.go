@@ -28,6 +28,7 @@ var errStreamEnded = status.Error(codes.Unavailable, "the server ended a watch s
 type resumer struct {
 	policy   RetryPolicy
 	failures int
+	since    time.Time // the first failure since the stream last delivered an item
 }
 
 func (r *resumer) progressed() { r.failures = 0 }
@@ -47,10 +48,14 @@ func (r *resumer) again(ctx context.Context, err error) error {
 		err = errStreamEnded
 	}
 	r.failures++
-	if !resent(err) || r.failures >= max(r.policy.MaxAttempts, 1) || ctx.Err() != nil {
+	if r.failures == 1 {
+		r.since = time.Now()
+	}
+	wait, ok := r.policy.next(err, r.failures, r.since, rand.Float64())
+	if !ok || ctx.Err() != nil {
 		return FromError(err)
 	}
-	timer := time.NewTimer(r.policy.Backoff(r.failures, rand.Float64()))
+	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
 	case <-ctx.Done():

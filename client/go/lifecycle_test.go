@@ -108,7 +108,7 @@ func watcherServer(t *testing.T, f *fakeWatcher) *Client {
 	pb.RegisterJournalServiceServer(s, f)
 	go func() { _ = s.Serve(lis) }()
 	t.Cleanup(s.Stop)
-	c, err := Dial(lis.Addr().String(), WithRetry(RetryPolicy{MaxAttempts: 3, InitialBackoff: 1000, MaxBackoff: 2000, Multiplier: 2}))
+	c, err := Dial(lis.Addr().String(), WithRetry(RetryPolicy{Budget: 60_000_000_000, MaxAttempts: 3, InitialBackoff: 1000, MaxBackoff: 2000, Multiplier: 2}))
 	if err != nil {
 		t.Fatal(err)
 	}

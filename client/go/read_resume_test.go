@@ -26,9 +26,26 @@ type fakeJournal struct {
 	foldFailures int
 	foldSlow     int // the first foldSlow calls take 300ms
 	auth         []string
+	downUntil    time.Time // until then, Read and Fold fail with downWith (an outage)
+	downWith     error
+	downCalls    int
+}
+
+// down reports the outage's error while it lasts, counting the calls it failed.
+func (f *fakeJournal) down() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if time.Now().Before(f.downUntil) {
+		f.downCalls++
+		return f.downWith
+	}
+	return nil
 }
 
 func (f *fakeJournal) Read(req *pb.ReadRequest, stream grpc.ServerStreamingServer[pb.ReadResponse]) error {
+	if err := f.down(); err != nil {
+		return err
+	}
 	f.mu.Lock()
 	f.fromSeqs = append(f.fromSeqs, req.GetFromSeq())
 	f.mu.Unlock()
@@ -46,6 +63,9 @@ func (f *fakeJournal) Read(req *pb.ReadRequest, stream grpc.ServerStreamingServe
 }
 
 func (f *fakeJournal) Fold(ctx context.Context, req *pb.FoldRequest) (*pb.FoldResponse, error) {
+	if err := f.down(); err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	md, _ := metadata.FromIncomingContext(ctx)
@@ -78,7 +98,7 @@ func fakeServer(t *testing.T, f *fakeJournal) string {
 	return lis.Addr().String()
 }
 
-var quick = RetryPolicy{MaxAttempts: 4, InitialBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, Multiplier: 2}
+var quick = RetryPolicy{Budget: time.Minute, MaxAttempts: 4, InitialBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, Multiplier: 2}
 
 func TestReadResumesAfterTransportFailure(t *testing.T) {
 	f := &fakeJournal{}

@@ -9,6 +9,7 @@ call). Journal and task semantics are tested against the real server elsewhere.
 from __future__ import annotations
 
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent import futures
@@ -108,9 +109,15 @@ class Scripted:
     received: list[Received] = field(default_factory=list)
     failures: dict[str, list[Action]] = field(default_factory=lambda: defaultdict(list))
     lock: threading.Lock = field(default_factory=threading.Lock)
+    outages: dict[str, tuple[float, Action]] = field(default_factory=dict)
+    """Per method: until when (time.monotonic) every request fails, and how."""
 
     def fail_next(self, method: str, *actions: Action) -> None:
         self.failures[method].extend(actions)
+
+    def fail_for(self, method: str, seconds: float, action: Action) -> None:
+        """Every request of ``method`` fails with ``action`` until ``seconds`` have passed (an outage)."""
+        self.outages[method] = (time.monotonic() + seconds, action)
 
     def requests(self, method: str) -> list[Any]:
         return [r.request for r in self.received if r.method == method]
@@ -122,6 +129,9 @@ class Scripted:
             )
             queued = self.failures[method]
             action = queued.pop(0) if queued else None
+            until, outage = self.outages.get(method, (0.0, None))
+            if action is None and time.monotonic() < until:
+                action = outage
         if action is not None:
             action(context)
 

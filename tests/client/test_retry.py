@@ -11,6 +11,7 @@ import pytest
 
 import runjournal
 from runjournal import RetryPolicy
+from runjournal._retry import Attempts
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import records_pb2, state_pb2
 from tests.client.conftest import FAST_RETRY
@@ -246,11 +247,123 @@ def test_backoff_grows_exponentially_with_jitter_up_to_the_cap() -> None:
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"max_attempts": 0}, {"initial_backoff_seconds": -1.0}, {"multiplier": 0.5}],
+    [{"max_attempts": 0}, {"budget_seconds": -1.0}, {"initial_backoff_seconds": -1.0}, {"multiplier": 0.5}],
 )
 def test_retry_policy_refuses_nonsense(kwargs: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         RetryPolicy(**kwargs)  # type: ignore[arg-type]
+
+
+# --- the time budget (issue 23: ride through a NATS leader change) ------------
+
+OUTAGE_SECONDS = 3.0
+"""Longer than five attempts' backoff (at most 1.5 s), shorter than the default budget (20 s)."""
+
+
+def test_default_policy_rides_through_seconds_of_storage_unavailable(fake: FakeServer, flavour: Flavour) -> None:
+    # A JetStream leader change answers STORAGE_UNAVAILABLE for seconds; a worker's append is only slow.
+    fake.journal.fail_for("Append", OUTAGE_SECONDS, STORAGE_UNAVAILABLE)
+    with flavour.JournalClient(fake.address) as client:
+        response = client.append("r1", 4, _tool_result(7))
+    assert response.seq == 7
+    sent = {r.SerializeToString(deterministic=True) for r in fake.journal.requests("Append")}
+    assert len(fake.journal.requests("Append")) > 5 and len(sent) == 1
+
+
+async def test_async_default_policy_rides_through_seconds_of_unavailable(fake: FakeServer, flavour: Flavour) -> None:
+    fake.journal.fail_for("Fold", OUTAGE_SECONDS, UNAVAILABLE)
+    async with flavour.AsyncJournalClient(fake.address) as client:
+        await client.fold("r1")
+    assert len(fake.journal.requests("Fold")) > 5
+
+
+def test_read_resumes_through_seconds_of_storage_unavailable(fake: FakeServer, flavour: Flavour) -> None:
+    fake.journal.read_last_seq = 3
+    fake.journal.fail_for("Read", OUTAGE_SECONDS, STORAGE_UNAVAILABLE)
+    with flavour.JournalClient(fake.address) as client:
+        seqs = [record.seq for record, _line in client.read("r1")]
+    assert seqs == [1, 2, 3]
+
+
+def test_a_budget_shorter_than_the_outage_surfaces_storage_unavailable(fake: FakeServer, flavour: Flavour) -> None:
+    fake.journal.fail_for("Append", 30.0, STORAGE_UNAVAILABLE)
+    short = RetryPolicy(budget_seconds=0.3, initial_backoff_seconds=0.01, max_backoff_seconds=0.02)
+    with flavour.JournalClient(fake.address, retry=short) as client, pytest.raises(runjournal.StorageUnavailableError):
+        client.append("r1", 4, _tool_result(7))
+    assert len(fake.journal.requests("Append")) > 1  # resent while the budget lasted, then surfaced
+
+
+@pytest.mark.parametrize(
+    ("reason", "code", "error"),
+    [
+        ("SEQ_GAP", grpc.StatusCode.FAILED_PRECONDITION, runjournal.RunJournalError),
+        ("RUN_LOCKED", grpc.StatusCode.UNAVAILABLE, runjournal.RunLockedError),
+    ],
+)
+def test_a_reason_that_is_an_answer_is_never_resent_by_the_default_policy(
+    fake: FakeServer, flavour: Flavour, reason: str, code: grpc.StatusCode, error: type[Exception]
+) -> None:
+    fake.journal.fail_for("Append", 30.0, abort_with_reason(reason, code, {"run_id": "r1"}))
+    with flavour.JournalClient(fake.address) as client, pytest.raises(error):
+        client.append("r1", 4, _tool_result(7))
+    assert len(fake.journal.requests("Append")) == 1
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _storage_unavailable_error() -> grpc.RpcError:
+    class _Err(grpc.RpcError):
+        def code(self) -> grpc.StatusCode:
+            return grpc.StatusCode.UNAVAILABLE
+
+        def details(self) -> str:
+            return "plain"
+
+        def trailing_metadata(self) -> tuple[tuple[str, str | bytes], ...]:
+            return ()
+
+    return _Err()
+
+
+def test_the_budget_not_a_count_ends_the_resends() -> None:
+    clock = _Clock()
+    attempts = Attempts(RetryPolicy(budget_seconds=20.0), random.Random(1), clock)
+    err = _storage_unavailable_error()
+    for _ in range(50):  # fifty quick failures within the first second: all resent
+        assert attempts.delay_after(err) <= 1.0
+    clock.now += 18.5
+    assert attempts.delay_after(err) <= 1.0  # a resend that starts before 20 s is made
+    clock.now += 1.5
+    with pytest.raises(runjournal.UnavailableError):
+        attempts.delay_after(err)  # one that would start after 20 s is not
+
+
+def test_the_budget_counts_from_the_first_failure_so_a_long_healthy_stream_gets_a_whole_one() -> None:
+    clock = _Clock()
+    attempts = Attempts(RetryPolicy(), random.Random(1), clock)  # made when the stream last delivered an item
+    clock.now += 60.0
+    assert attempts.delay_after(_storage_unavailable_error()) <= 1.0
+
+
+def test_max_attempts_still_caps_the_count_within_the_budget() -> None:
+    attempts = Attempts(RetryPolicy(max_attempts=3), random.Random(1), _Clock())
+    err = _storage_unavailable_error()
+    attempts.delay_after(err)
+    attempts.delay_after(err)
+    with pytest.raises(runjournal.UnavailableError):
+        attempts.delay_after(err)
+
+
+def test_default_policy_covers_a_leader_change_and_notices_recovery_within_a_second() -> None:
+    policy = RetryPolicy()
+    assert (policy.budget_seconds, policy.max_attempts) == (20.0, None)
+    assert (policy.initial_backoff_seconds, policy.max_backoff_seconds, policy.multiplier) == (0.1, 1.0, 2.0)
 
 
 def _answered(fake: FakeServer, seq: int, text: str) -> None:

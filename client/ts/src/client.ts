@@ -86,7 +86,7 @@ export interface ClientOptions {
   token?: string;
   /** The deadline of each attempt, in milliseconds (default 10 s); every method can override it. */
   timeoutMs?: number;
-  /** The retry policy for transport failures (default: 5 attempts, 100 ms to 5 s backoff). */
+  /** The retry policy for transport failures and STORAGE_UNAVAILABLE (default: resent for 20 s, backoff 100 ms to 1 s). */
   retry?: Partial<RetryPolicy>;
   /** More headers sent with every call. */
   headers?: Record<string, string>;

@@ -23,7 +23,7 @@
  * request": a NATS leader change, a hung or cut-off NATS node), the case above
  * with less doubt, so the same resend is safe for every call, and a worker
  * whose call would have gone through a moment later gets its answer instead of
- * an error. Every other status with an ErrorInfo reason (RUN_LOCKED included,
+ * an error, for as long as the policy's time budget lasts (`RetryPolicy`). Every other status with an ErrorInfo reason (RUN_LOCKED included,
  * which is UNAVAILABLE too) is an answer, and the caller decides what to do
  * about it.
  */
@@ -37,34 +37,48 @@ function isResent(err: unknown): boolean {
   return isRetryable(err) || RESENT_REASONS.has(fromConnectError(err).reason);
 }
 
-/** Capped exponential backoff with jitter over a bounded number of attempts. */
+/**
+ * Capped exponential backoff with jitter, resent for as long as a time budget lasts.
+ *
+ * A resend is made only when it would start within `budgetMs` of the call's
+ * first failure (for a Read or Watch stream: its first failure since it last
+ * delivered an item), so the budget, not a count, decides how long a call rides
+ * out an outage: 20 s covers a JetStream leader change (about 6 s, up to 10 s
+ * for a leader cut off) and a hung NATS node. Each attempt gets the call's full
+ * deadline (`timeoutMs`), so a call lasts at most `budgetMs` plus two deadlines.
+ */
 export interface RetryPolicy {
-  /** Attempts in total, the first one included; 1 disables retries. Default 5. */
+  /** How long after the first failure a resend may still start; 0 disables retries. Default 20 s. */
+  readonly budgetMs: number;
+  /** Attempts in total, the first one included (1 disables retries). Default Infinity: the budget alone decides. */
   readonly maxAttempts: number;
   /** Default 100 ms. */
   readonly initialBackoffMs: number;
-  /** Default 5 s. */
+  /** Default 1 s: short, so that a recovered server is noticed within a second. */
   readonly maxBackoffMs: number;
   /** Default 2. */
   readonly multiplier: number;
 }
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
-  maxAttempts: 5,
+  budgetMs: 20_000,
+  maxAttempts: Infinity,
   initialBackoffMs: 100,
-  maxBackoffMs: 5000,
+  maxBackoffMs: 1000,
   multiplier: 2,
 });
 
 /** A policy that sends every request exactly once. */
-export const NO_RETRY: RetryPolicy = Object.freeze({ ...DEFAULT_RETRY_POLICY, maxAttempts: 1 });
+export const NO_RETRY: RetryPolicy = Object.freeze({ ...DEFAULT_RETRY_POLICY, budgetMs: 0, maxAttempts: 1 });
 
 /** A complete, checked policy from a partial one (missing fields take the defaults). */
 export function retryPolicy(partial: Partial<RetryPolicy> = {}): RetryPolicy {
   const policy = { ...DEFAULT_RETRY_POLICY, ...partial };
-  if (!Number.isInteger(policy.maxAttempts) || policy.maxAttempts < 1) {
-    throw new RangeError(`maxAttempts must be an integer of at least 1, got ${policy.maxAttempts}`);
+  const count = policy.maxAttempts;
+  if (!(count === Infinity || Number.isInteger(count)) || count < 1) {
+    throw new RangeError(`maxAttempts must be an integer of at least 1 (or Infinity), got ${count}`);
   }
+  if (!(policy.budgetMs >= 0)) throw new RangeError(`budgetMs must not be negative, got ${policy.budgetMs}`);
   if (policy.initialBackoffMs < 0 || policy.maxBackoffMs < 0) {
     throw new RangeError("backoff must not be negative");
   }
@@ -81,22 +95,27 @@ export function backoffMs(policy: RetryPolicy, retryNumber: number, random: () =
   return cap / 2 + random() * (cap / 2);
 }
 
-/** The attempts of one call: decides after each failure whether to go again. */
+/** The attempts of one call: decides after each failure whether to go again (the budget counts from the first). */
 export class Attempts {
   /** Attempts made so far, the current one included. */
   made = 1;
+  private firstFailure: number | undefined;
 
   constructor(
     private readonly policy: RetryPolicy,
     private readonly random: () => number = Math.random,
+    private readonly clock: () => number = () => performance.now(),
   ) {}
 
   /** Milliseconds to wait before resending; throws the client error when the call is over. */
   delayAfter(err: unknown): number {
-    if (!isResent(err) || this.made >= this.policy.maxAttempts) {
+    const now = this.clock();
+    this.firstFailure ??= now;
+    const delay = backoffMs(this.policy, this.made, this.random);
+    const late = now - this.firstFailure + delay > this.policy.budgetMs;
+    if (!isResent(err) || this.made >= this.policy.maxAttempts || late) {
       throw err instanceof RunJournalError ? err : fromConnectError(err);
     }
-    const delay = backoffMs(this.policy, this.made, this.random);
     this.made += 1;
     return delay;
   }

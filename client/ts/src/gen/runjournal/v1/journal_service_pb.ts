@@ -101,8 +101,11 @@
 //     these themselves, with backoff);
 //   - STORAGE_UNAVAILABLE: the store did not acknowledge; a record it may
 //     still store later is then answered as a verified duplicate (the
-//     clients resend this too, within their retry policy's few attempts);
+//     clients resend this too);
 //   - RUN_LOCKED: another server process holds the run (file backend).
+// The three clients resend these first two themselves for a time budget,
+// 20 s by default from the first failure, with backoff capped at 1 s (each
+// attempt keeps the call's deadline); docs/clients.md has the rule.
 // Resend with backoff until the worker's own deadline, through any replica:
 // on the JetStream backend a leader change of the NATS cluster takes about
 // 6 s, a hung NATS node is left within 1-2 s, and the server holds an append
