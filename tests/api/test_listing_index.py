@@ -9,6 +9,7 @@ has, replicas and the feed, is in ``test_listing_index_jetstream.py``).
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator
@@ -20,6 +21,7 @@ import pytest
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc, state_pb2
 from runjournal_server.api.auth import token_sha256
+from runjournal_server.backends.index_store import COLUMNS
 from runjournal_server.listing.persistence import INDEX_DIR
 from tests.conftest import new_stream_target
 from tests.servers import ServerProcess
@@ -239,13 +241,18 @@ def test_a_stale_index_is_repaired_from_the_journals_at_start(file_servers: Serv
 
 
 def _flip_a_status(index: Path) -> None:
-    """Change one entry's status in the snapshot, as a bit flip on disk would, leaving valid JSON."""
+    """Change one entry's status in the snapshot, as a bit flip on disk would, leaving valid JSON (and the CRC)."""
     snapshot = index / "snapshot"
-    data = snapshot.read_bytes()
-    marker = b'"idx-01",'
-    at = data.index(marker)
-    state_at = data.index(b"[2,", at)  # idx-01 is completed (status 2): make it open (1)
-    snapshot.write_bytes(data[:state_at] + b"[1," + data[state_at + 3 :])
+    lines = snapshot.read_bytes().split(b"\n")
+    at = next(number for number, line in enumerate(lines) if b'"idx-01"' in line)
+    crc, _, data = lines[at].partition(b" ")
+    kind, columns = json.loads(data)
+    row = columns[COLUMNS.index("run_id")].index("idx-01")
+    statuses = columns[COLUMNS.index("status")]
+    assert statuses[row] == 2  # idx-01 is completed: make it open (1)
+    statuses[row] = 1
+    lines[at] = crc + b" " + json.dumps([kind, columns], separators=(",", ":")).encode()
+    snapshot.write_bytes(b"\n".join(lines))
 
 
 def _tear_the_log(index: Path) -> None:
