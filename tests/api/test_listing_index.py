@@ -9,7 +9,6 @@ has, replicas and the feed, is in ``test_listing_index_jetstream.py``).
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator
@@ -21,11 +20,11 @@ import pytest
 from runjournal.v1 import journal_service_pb2 as pb
 from runjournal.v1 import journal_service_pb2_grpc, state_pb2
 from runjournal_server.api.auth import token_sha256
-from runjournal_server.backends.index_store import COLUMNS
 from runjournal_server.listing.persistence import INDEX_DIR
 from tests.conftest import new_stream_target
 from tests.servers import ServerProcess
 from tests.support import builders as b
+from tests.support.listing_index import flip_a_status
 
 Stub = journal_service_pb2_grpc.JournalServiceStub
 
@@ -241,18 +240,9 @@ def test_a_stale_index_is_repaired_from_the_journals_at_start(file_servers: Serv
 
 
 def _flip_a_status(index: Path) -> None:
-    """Change one entry's status in the snapshot, as a bit flip on disk would, leaving valid JSON (and the CRC)."""
+    """Change one entry's status in the snapshot, as a bit flip on disk would, leaving valid JSON."""
     snapshot = index / "snapshot"
-    lines = snapshot.read_bytes().split(b"\n")
-    at = next(number for number, line in enumerate(lines) if b'"idx-01"' in line)
-    crc, _, data = lines[at].partition(b" ")
-    kind, columns = json.loads(data)
-    row = columns[COLUMNS.index("run_id")].index("idx-01")
-    statuses = columns[COLUMNS.index("status")]
-    assert statuses[row] == 2  # idx-01 is completed: make it open (1)
-    statuses[row] = 1
-    lines[at] = crc + b" " + json.dumps([kind, columns], separators=(",", ":")).encode()
-    snapshot.write_bytes(b"\n".join(lines))
+    snapshot.write_bytes(flip_a_status(snapshot.read_bytes(), "idx-01", 2, 1))  # completed (2) made open (1)
 
 
 def _tear_the_log(index: Path) -> None:
