@@ -380,9 +380,26 @@ def _one_restart(
                 if expected is not None and len(response.runs) != expected:
                     raise ListingError(f"{name}: {len(response.runs)} runs listed, expected {expected}")
         out["busy_stall_ms"] = busy.slowest_seconds * 1000
+    if target is None:
+        _forget_bystander(data_dir)
     figures = ", ".join(f"{k} {v:.1f}" for k, v in out.items())
     ctx.log(f"list restart ({'index' if indexed else 'no index'}): {figures}")
     return out
+
+
+BYSTANDER_RUN = "bystander-run"
+"""The run ``Bystander`` appends to (``bench/attack_memory.py``)."""
+
+
+def _forget_bystander(data_dir: Path) -> None:
+    """Remove the bystander's run once its server stopped: every restart then starts on the data set as written.
+
+    Kept, it would grow by every trial's appends, and each indexed start would
+    read its summary again (it moved since the index was persisted): a longer
+    walk of one journal each trial, the bench's own cost, not 100,000 runs'.
+    """
+    for suffix in (".jsonl", ".lock"):
+        (data_dir / f"{BYSTANDER_RUN}{suffix}").unlink(missing_ok=True)
 
 
 INDEX_LOADED = {

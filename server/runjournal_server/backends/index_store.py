@@ -20,7 +20,7 @@ import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from runjournal.v1 import state_pb2
 from runjournal_server.core.page_token import SortKey
@@ -34,9 +34,13 @@ NO_META_KEY_SECONDS = 0
 """A run whose meta cannot be read sorts last, as the listing always ordered it."""
 
 
-@dataclass(frozen=True, slots=True)
-class RunState:
-    """What the listing state filters read of a summary, as of ``last_seq``."""
+class RunState(NamedTuple):
+    """What the listing state filters read of a summary, as of ``last_seq``.
+
+    Immutable, and a tuple rather than a frozen dataclass: a start builds
+    one per run (100,000), and a frozen dataclass costs two to three times as
+    much to build.
+    """
 
     status: int
     waiting: int
