@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import math
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -341,13 +342,16 @@ def _one_restart(
     from bench.attack_memory import Bystander
     from runjournal.v1 import state_pb2
 
-    args = () if indexed else ("--list-without-index",)
+    # Indexed: INFO, for the line that says the index was loaded (the last --log-level given wins).
+    args = ("--log-level", "INFO") if indexed else ("--list-without-index",)
     if target is not None:
         args = (*target.server_args(), *args)
     label = "restart-indexed" if indexed else "restart-unindexed"
     began = time.perf_counter()
     with processes.runjournal(data_dir, ctx.work_dir, extra_args=args, label=label) as server:
         started = time.perf_counter() - began
+        if indexed:
+            _assert_index_used(server.log(), target is not None)
         out = {"start_s": started}
         with Bystander(server.address) as idle:
             threading.Event().wait(IDLE_BYSTANDER_SECONDS)
@@ -376,9 +380,46 @@ def _one_restart(
                 if expected is not None and len(response.runs) != expected:
                     raise ListingError(f"{name}: {len(response.runs)} runs listed, expected {expected}")
         out["busy_stall_ms"] = busy.slowest_seconds * 1000
+    if target is None:
+        _forget_bystander(data_dir)
     figures = ", ".join(f"{k} {v:.1f}" for k, v in out.items())
     ctx.log(f"list restart ({'index' if indexed else 'no index'}): {figures}")
     return out
+
+
+BYSTANDER_RUN = "bystander-run"
+"""The run ``Bystander`` appends to (``bench/attack_memory.py``)."""
+
+
+def _forget_bystander(data_dir: Path) -> None:
+    """Remove the bystander's run once its server stopped: every restart then starts on the data set as written.
+
+    Kept, it would grow by every trial's appends, and each indexed start would
+    read its summary again (it moved since the index was persisted): a longer
+    walk of one journal each trial, the bench's own cost, not 100,000 runs'.
+    """
+    for suffix in (".jsonl", ".lock"):
+        (data_dir / f"{BYSTANDER_RUN}{suffix}").unlink(missing_ok=True)
+
+
+INDEX_LOADED = {
+    False: r"listing index: \d+ runs, checked against the store",
+    True: r"listing index: \d+ runs, loaded from .* and told the news since",
+}
+"""What the upkeep logs once a persisted index was loaded and proven current before serving (file, shared store)."""
+
+
+def _assert_index_used(log: str, shared: bool) -> None:
+    """An indexed restart must have served from the index it loaded: not rebuilt it, nor turned it off.
+
+    A start that finds the index of another format or damaged rebuilds it in
+    the background, and one that sees another process's fresh ``others``
+    mark keeps none: either starts fast and would pass for an indexed one.
+    """
+    turned_off = "listing index: another server process" in log or "rebuilding it" in log
+    if turned_off or not re.search(INDEX_LOADED[shared], log):
+        tail = "\n".join(line for line in log.splitlines() if "listing index" in line) or log[-2000:]
+        raise ListingError(f"an indexed restart did not start from its persisted index:\n{tail}")
 
 
 def restart(

@@ -24,6 +24,7 @@ from runjournal_server.listing.persistence import INDEX_DIR
 from tests.conftest import new_stream_target
 from tests.servers import ServerProcess
 from tests.support import builders as b
+from tests.support.listing_index import flip_a_status
 
 Stub = journal_service_pb2_grpc.JournalServiceStub
 
@@ -241,11 +242,7 @@ def test_a_stale_index_is_repaired_from_the_journals_at_start(file_servers: Serv
 def _flip_a_status(index: Path) -> None:
     """Change one entry's status in the snapshot, as a bit flip on disk would, leaving valid JSON."""
     snapshot = index / "snapshot"
-    data = snapshot.read_bytes()
-    marker = b'"idx-01",'
-    at = data.index(marker)
-    state_at = data.index(b"[2,", at)  # idx-01 is completed (status 2): make it open (1)
-    snapshot.write_bytes(data[:state_at] + b"[1," + data[state_at + 3 :])
+    snapshot.write_bytes(flip_a_status(snapshot.read_bytes(), "idx-01", 2, 1))  # completed (2) made open (1)
 
 
 def _tear_the_log(index: Path) -> None:

@@ -28,6 +28,7 @@ from tests.api.test_listing_index import FILTERS, append, create, pages, populat
 from tests.conftest import StreamTarget, new_stream_target
 from tests.servers import ServerProcess
 from tests.support import builders as b
+from tests.support.listing_index import flip_a_status
 
 pytestmark = pytest.mark.jetstream
 
@@ -262,11 +263,8 @@ async def _garble_head(kv: KeyValue) -> None:
 async def _flip_a_chunk(kv: KeyValue) -> None:
     head = json.loads((await kv.get(HEAD)).value)
     key = f"{head['slot']}.0"
-    value = bytearray((await kv.get(key)).value)
-    at = value.index(b'"idx-01",')
-    state = value.index(b"[2,", at)  # idx-01 is completed (2): make it open (1), valid JSON, wrong CRC
-    value[state + 1] = ord("1")
-    await kv.put(key, bytes(value))
+    value = (await kv.get(key)).value
+    await kv.put(key, flip_a_status(value, "idx-01", 2, 1))  # completed (2) made open (1): valid JSON, wrong CRC
 
 
 async def _another_stream(kv: KeyValue) -> None:

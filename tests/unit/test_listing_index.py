@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -142,4 +144,50 @@ def test_the_store_reads_back_its_own_rows_and_never_another_formats(tmp_path):
     reopened = FileIndexStore(tmp_path / "index")
     assert reopened.open()
     assert reopened.load().damaged == "the log file is of another format (['format', 1])"
+    reopened.close()
+
+
+def test_the_columns_give_back_every_field_of_every_entry():
+    from runjournal_server.backends.index_store import LABELS_UNKNOWN, decode_columns, encode_columns
+
+    whole = Entry("r-1", (5, 7, "r-1"), {"a": "b"}, "task", "p-1", "s-1", "root-1")
+    whole.set_state(RunState(2, 1, 9, 3, (10, 20, 30)))
+    whole.dirty = False
+    unread = Entry("r-2", (0, 0, "r-2"), None)  # meta unreadable, no state yet
+    versionless = Entry("r-3", (6, 0, "r-3"), {})
+    versionless.set_state(RunState(1, 0, None, 2))
+    versionless.dirty = True  # dirty, with a state: the file store keeps it, a shared store's chunk does not
+
+    def through_json(columns: list) -> list:
+        return json.loads(json.dumps(columns))  # as a line on disk holds them
+
+    back = decode_columns(through_json(encode_columns([whole, unread, versionless])))
+    assert [(e.run_id, e.key, e.task_id, e.parent_run_id, e.spawned_by_run_id, e.root_run_id) for e in back] == [
+        ("r-1", (5, 7, "r-1"), "task", "p-1", "s-1", "root-1"),
+        ("r-2", (0, 0, "r-2"), "", "", "", ""),
+        ("r-3", (6, 0, "r-3"), "", "", "", ""),
+    ]
+    assert [e.state for e in back] == [whole.state, None, versionless.state]
+    assert [e.labels is LABELS_UNKNOWN for e in back] == [True, False, True]  # labels are content: never written
+    assert [e.dirty for e in back] == [False, True, False]  # trusted until the repair compares versions
+    assert decode_columns(through_json(encode_columns([versionless], dirty_unknown=True)))[0].state is None
+
+
+def test_an_index_of_the_row_format_is_refused_whole_and_damaged_columns_too(tmp_path):
+    from runjournal_server.backends.file.index_store import FileIndexStore
+    from runjournal_server.backends.index_store import checked_line as _line
+
+    index = tmp_path / "index"
+    store = FileIndexStore(index)
+    assert store.open()
+    store.close()
+    # What format 3 wrote: a row per entry. Well formed, checksums right: never read, so the start rebuilds.
+    row = ["r-1", 5, 0, True, "", "", "", "", [2, 0, 9, 3, [10, 20, 30]]]
+    (index / "snapshot").write_bytes(_line(["format", 3]) + _line(["put", [row]]))
+    reopened = FileIndexStore(index)
+    assert reopened.open()
+    assert reopened.load().damaged == "the snapshot file is of another format (['format', 3])"
+    # This format's line with a column short: damage, never a guess at which entry lost what.
+    (index / "snapshot").write_bytes(_line(["format", 4]) + _line(["put", [["r-1"], [5], [0]]]))
+    assert reopened.load().damaged == "line 2 of the snapshot file is damaged (malformed entries)"
     reopened.close()

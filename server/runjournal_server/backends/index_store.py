@@ -20,22 +20,27 @@ import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from runjournal.v1 import state_pb2
 from runjournal_server.core.page_token import SortKey
 
-FORMAT = 3
-"""3 added the spawn links (a child's parent and root); an index of another format is rebuilt."""
+FORMAT = 4
+"""3 added the spawn links (a child's parent and root), 4 wrote entries by column (``COLUMNS``); an index of
+another format is rebuilt, never read."""
 CHUNK_ENTRIES = 1000
 
 NO_META_KEY_SECONDS = 0
 """A run whose meta cannot be read sorts last, as the listing always ordered it."""
 
 
-@dataclass(frozen=True, slots=True)
-class RunState:
-    """What the listing state filters read of a summary, as of ``last_seq``."""
+class RunState(NamedTuple):
+    """What the listing state filters read of a summary, as of ``last_seq``.
+
+    Immutable, and a tuple rather than a frozen dataclass: a start builds
+    one per run (100,000), and a frozen dataclass costs two to three times as
+    much to build.
+    """
 
     status: int
     waiting: int
@@ -192,61 +197,109 @@ class SharedIndexStore(IndexStore, Protocol):
         ...
 
 
-def encode_entry(entry: Entry) -> list[Any]:
-    """The persisted row of an entry: ids, order and listing state, never content.
+COLUMNS = (
+    "run_id",
+    "seconds",
+    "nanos",
+    "meta_readable",
+    "task_id",
+    "parent_run_id",
+    "spawned_by_run_id",
+    "root_run_id",
+    "status",
+    "waiting",
+    "updated_ns",
+    "last_seq",
+    "version",
+)
+"""A ``put`` holds its entries column by column, in this order; the state's five are null where it has none.
+
+Columns, not a row per entry: ``json.loads`` then builds one list per column
+instead of three per entry, which halves a start's decode of 100,000 runs.
+"""
+
+
+def encode_columns(entries: Sequence[Entry], *, dirty_unknown: bool = False) -> list[list[Any]]:
+    """The persisted columns of ``entries`` (``COLUMNS``): ids, order and listing state, never content.
 
     Labels are content: a deleted run's labels must leave the disk with it,
     and a log line cannot be taken back, so they are read again from the
-    metas after a restart (``LABELS_UNKNOWN``).
+    metas after a restart (``LABELS_UNKNOWN``); only whether the meta was
+    readable is kept. ``dirty_unknown``: a dirty entry is written without
+    its state (read again after the load), for a store whose repair does
+    not compare versions.
     """
-    state = entry.state
-    return [
-        entry.run_id,
-        entry.key[0],
-        entry.key[1],
-        entry.labels is not None,  # whether the meta was readable; never the labels (see encode_entry)
-        entry.task_id,
-        entry.parent_run_id,
-        entry.spawned_by_run_id,
-        entry.root_run_id,
-        None if state is None else [state.status, state.waiting, state.updated_ns, state.last_seq, state.version],
-    ]
-
-
-def decode_entry(row: list[Any]) -> Entry:
-    run_id, seconds, nanos, meta_readable, task_id, parent, spawned_by, root, state = row
-    if not (isinstance(run_id, str) and isinstance(seconds, int) and isinstance(nanos, int)):
-        raise ValueError("malformed entry")
-    if state is not None:
-        status, waiting, updated_ns, last_seq, version = state
-        state = RunState(status, waiting, updated_ns, last_seq, tuple(version) if isinstance(version, list) else None)
-    # Loaded entries are trusted (not dirty) until the start's repair finds their journal changed.
-    return Entry(
-        run_id=run_id,
-        key=(seconds, nanos, run_id),
-        labels=LABELS_UNKNOWN if meta_readable else None,
-        task_id=task_id,
-        parent_run_id=parent,
-        spawned_by_run_id=spawned_by,
-        root_run_id=root,
-        state=state,
-        dirty=state is None,
+    columns: list[list[Any]] = [[] for _ in COLUMNS]
+    (run_ids, seconds, nanos, readable, tasks, parents, spawners, roots, statuses, waiting, updated, seqs, versions) = (
+        columns
     )
+    for entry in entries:
+        run_ids.append(entry.run_id)
+        seconds.append(entry.key[0])
+        nanos.append(entry.key[1])
+        readable.append(entry.labels is not None)
+        tasks.append(entry.task_id)
+        parents.append(entry.parent_run_id)
+        spawners.append(entry.spawned_by_run_id)
+        roots.append(entry.root_run_id)
+        state = None if dirty_unknown and entry.dirty else entry.state
+        if state is None:
+            statuses.append(None)
+            waiting.append(None)
+            updated.append(None)
+            seqs.append(None)
+            versions.append(None)
+        else:
+            statuses.append(state.status)
+            waiting.append(state.waiting)
+            updated.append(state.updated_ns)
+            seqs.append(state.last_seq)
+            versions.append(state.version)
+    return columns
+
+
+def decode_columns(columns: list[list[Any]]) -> list[Entry]:
+    """The entries of a ``put``'s columns; ValueError or TypeError when they are not ``COLUMNS``."""
+    if not isinstance(columns, list) or len(columns) != len(COLUMNS):
+        raise ValueError("malformed entries")
+    count = len(columns[0])
+    if any(not isinstance(column, list) or len(column) != count for column in columns):
+        raise ValueError("columns of unequal length")
+    run_ids, seconds, nanos = columns[:3]
+    if not (
+        all(type(run_id) is str for run_id in run_ids)
+        and all(type(value) is int for value in seconds)
+        and all(type(value) is int for value in nanos)
+    ):
+        raise ValueError("malformed entry")
+    entries = []
+    unknown = LABELS_UNKNOWN
+    for run_id, second, nano, meta_readable, task_id, parent, spawned_by, root, *state in zip(*columns, strict=True):
+        status, waiting, updated_ns, last_seq, version = state
+        # Loaded entries are trusted (not dirty) until the start's repair finds their journal changed.
+        entries.append(
+            Entry(
+                run_id,
+                (second, nano, run_id),
+                unknown if meta_readable else None,
+                task_id,
+                parent,
+                spawned_by,
+                root,
+                None
+                if status is None
+                else RunState(status, waiting, updated_ns, last_seq, tuple(version) if type(version) is list else None),
+                status is None,
+            )
+        )
+    return entries
 
 
 def encode_chunk(entries: Sequence[Entry], *, dirty_unknown: bool = False) -> bytes:
-    """One self-contained piece of a snapshot: the format line, then one line of ``entries``.
-
-    ``dirty_unknown``: a dirty entry is written without its state (read again
-    after the load), for a store whose repair does not compare versions.
-    """
-    rows = []
-    for entry in entries:
-        row = encode_entry(entry)
-        if dirty_unknown and entry.dirty:
-            row[-1] = None
-        rows.append(row)
-    return checked_line(["format", FORMAT]) + checked_line(["put", rows])
+    """One self-contained piece of a snapshot: the format line, then one line of ``entries``."""
+    return checked_line(["format", FORMAT]) + checked_line(
+        ["put", encode_columns(entries, dirty_unknown=dirty_unknown)]
+    )
 
 
 def replay_lines(data: bytes, entries: dict[str, Entry], name: str, *, empty_is_damage: bool = False) -> str | None:
@@ -264,14 +317,14 @@ def replay_lines(data: bytes, entries: dict[str, Entry], name: str, *, empty_is_
                     return f"the {name} file is of another format ({body!r})"
                 continue
             kind, rows = body
-            for row in rows:
-                if kind == "put":
-                    entry = decode_entry(row)
+            if kind == "put":
+                for entry in decode_columns(rows):
                     entries[entry.run_id] = entry
-                elif kind == "drop":
-                    entries.pop(row, None)
-                else:
-                    raise ValueError(f"unknown operation {kind!r}")
+            elif kind == "drop":
+                for run_id in rows:
+                    entries.pop(run_id, None)
+            else:
+                raise ValueError(f"unknown operation {kind!r}")
         except (ValueError, TypeError, UnicodeDecodeError, RecursionError) as err:
             return f"line {number} of the {name} file is damaged ({err})"
     if empty_is_damage and not lines:

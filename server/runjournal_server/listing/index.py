@@ -67,6 +67,11 @@ class ListingIndex:
     def run_ids(self) -> list[str]:
         return list(self._entries)
 
+    def lacking(self, run_ids: Iterable[str]) -> list[str]:
+        """Those of ``run_ids`` the index has no entry for (a start's repair asks it of every run)."""
+        entries = self._entries
+        return [run_id for run_id in run_ids if run_id not in entries]
+
     def load(self, entries: Iterable[Entry]) -> None:
         """Replace everything with ``entries`` (a loaded or rebuilt index), sorting once."""
         self._entries = {entry.run_id: entry for entry in entries}

@@ -54,8 +54,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 
 from runjournal.v1 import state_pb2
 from runjournal_server.backends.base import Backend
@@ -84,6 +85,24 @@ server (100,000 runs: about half an hour); a label filter meanwhile reads the la
 
 LABELS_START: SortKey = (2**63, 0, "")
 """A key after every run's: the background fill of labels starts from the newest run."""
+
+
+@contextlib.contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """No cyclic collection while the start loads and checks the index (before the server serves).
+
+    The load builds an entry, its key, state and version per run, none in a
+    cycle: refcounting frees what is dropped, and the collector's passes over
+    the growing heap found nothing but cost about half of the load's time.
+    The server freezes what the start built right after (``app.py``).
+    """
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
 
 
 class ListingUpkeep:
@@ -126,10 +145,26 @@ class ListingUpkeep:
 
     async def start(self) -> None:
         """Load the persisted index and check it against the store; rebuild a missing one in the background."""
+        with _cyclic_gc_paused():
+            await self._start()
+
+    async def _start(self) -> None:
         if self._backend.shared_writers:
             await self._start_shared()
             return
-        loaded = await self._persisted.open_files()
+        # The stat of every journal the repair compares with runs on the backend's threads while the
+        # index's thread decodes the persisted copy: neither needs the other, and nobody writes before
+        # the server serves (another process would have kept this one from the index).
+        versions = asyncio.ensure_future(self._backend.run_versions())
+        try:
+            loaded = await self._persisted.open_files()
+        except BaseException:
+            versions.cancel()
+            raise
+        if loaded is None or loaded.damaged is not None:
+            versions.cancel()  # a rebuild lists the runs itself, later
+            with contextlib.suppress(asyncio.CancelledError, JournalError):
+                await versions
         if loaded is None:
             return  # another server process serves this data directory: no index here
         if loaded.damaged is not None:
@@ -139,7 +174,7 @@ class ListingUpkeep:
             self.ready = True
             # Before the server serves: a stat per run and a read of each run that moved, so the
             # index is exact from the first call on (a missing one is rebuilt in the background).
-            if await self._repair(inline=True):
+            if await self._repair(inline=True, prefetched=versions):
                 self._repaired()
         self._active = True
         self._task = asyncio.create_task(self._run(), name="listing-index-upkeep")
@@ -288,17 +323,19 @@ class ListingUpkeep:
         self._repair_done.set()
         log.info("listing index: %d runs, checked against the store", len(self._index))
 
-    async def _repair(self, *, inline: bool) -> bool:
+    async def _repair(self, *, inline: bool, prefetched: Awaitable[dict[str, object] | None] | None = None) -> bool:
         """Check every entry against the store (see the module docstring); bounded steps, then persist.
 
         ``inline`` (before the server serves) gives up, returning False, when
         the index lacks many runs (a rebuild a crash cut short): the start
         would wait for all their reads. The index is then not ready, and the
-        background task does it all while the listing reads every run.
+        background task does it all while the listing reads every run. ``prefetched``: the versions
+        asked for while the persisted index loaded (awaited once; asked again after a failure).
         """
         while True:
             try:
-                versions = await self._backend.run_versions()
+                asked, prefetched = prefetched, None
+                versions = await (asked if asked is not None else self._backend.run_versions())
                 run_ids = list(versions) if versions is not None else await self._backend.list_run_ids()
                 break
             except JournalError as err:
@@ -306,7 +343,7 @@ class ListingUpkeep:
                 await asyncio.sleep(RETRY_SECONDS)
         present = set(run_ids)
         absent = [entry.run_id for entry in self._index.entries() if entry.run_id not in present]
-        new = [run_id for run_id in run_ids if run_id not in self._index]
+        new = self._index.lacking(run_ids)
         if inline and len(new) > max(INLINE_NEW_RUNS, len(run_ids) // 10):
             self.ready = False
             return False

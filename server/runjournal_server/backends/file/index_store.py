@@ -14,8 +14,8 @@ So this store only has to make two promises:
 
 Appends to the log are written but not fsynced: a change lost to a power cut
 leaves an entry with the version the journal had before, which the repair
-finds different and reads again. Lines are JSON arrays of up to
-``CHUNK_ENTRIES`` entries, so neither the load nor a compaction holds the GIL
+finds different and reads again. Lines hold up to ``CHUNK_ENTRIES`` entries,
+column by column (``COLUMNS`` in ``backends/index_store.py``), so neither the load nor a compaction holds the GIL
 in one long ``json`` call while appends wait on the event loop.
 
 The contract is ``IndexStore`` (``backends/index_store.py``), kept async by
@@ -38,7 +38,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import portalocker
 
@@ -50,7 +50,7 @@ from runjournal_server.backends.index_store import (
     Loaded,
     Op,
     checked_line,
-    encode_entry,
+    encode_columns,
     replay_lines,
 )
 
@@ -166,10 +166,10 @@ class FileIndexStore:
         """Write changes to the log (not fsynced: see the module docstring)."""
         assert self._log_fd is not None
         out: list[bytes] = []
-        puts = [encode_entry(entry) for kind, entry in ops if kind == "put"]
+        puts = [entry for kind, entry in ops if kind == "put"]
         drops = [run_id for kind, run_id in ops if kind == "drop"]
         for start in range(0, len(puts), CHUNK_ENTRIES):
-            out.append(checked_line(["put", puts[start : start + CHUNK_ENTRIES]]))
+            out.append(checked_line(["put", encode_columns(puts[start : start + CHUNK_ENTRIES])]))
         for start in range(0, len(drops), CHUNK_ENTRIES):
             out.append(checked_line(["drop", drops[start : start + CHUNK_ENTRIES]]))
         data = b"".join(out)
@@ -184,14 +184,14 @@ class FileIndexStore:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
         try:
             os.write(fd, checked_line(["format", FORMAT]))
-            chunk: list[list[Any]] = []
+            chunk: list[Entry] = []
             for entry in entries:
-                chunk.append(encode_entry(entry))
+                chunk.append(entry)
                 if len(chunk) == CHUNK_ENTRIES:
-                    _write_all(fd, checked_line(["put", chunk]))
+                    _write_all(fd, checked_line(["put", encode_columns(chunk)]))
                     chunk = []
             if chunk:
-                _write_all(fd, checked_line(["put", chunk]))
+                _write_all(fd, checked_line(["put", encode_columns(chunk)]))
             os.fsync(fd)
         finally:
             os.close(fd)

@@ -37,7 +37,7 @@ Derived data: a missing bucket or head, a chunk whose CRC differs, another
 format, a head of another stream of that name (its creation time differs) or
 a position past the stream's last seq all load as damaged, and the index is
 rebuilt from the journals (listing every run meanwhile). Labels are never
-written (``encode_entry``), as on files.
+written (``encode_columns``), as on files.
 """
 
 from __future__ import annotations
