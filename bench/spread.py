@@ -3,8 +3,8 @@
 One run on a shared machine can land on a noisy minute; a figure worth
 publishing is the median of several, with its min and max beside it, and each
 run's load average, so a reader sees how far one run can move a verdict. Rows
-are matched by name and baseline (one figure is often set against two
-baselines); a row missing from a run is shown with the runs that have it.
+are matched by name, baseline (one figure is often set against two
+baselines) and the order of rows so named; a row missing from a run is shown with the runs that have it.
 
 Two figures the performance issue sets targets on are combinations of rows, so
 they are derived here from each run's own rows (``DERIVED``), never across runs.
@@ -71,11 +71,14 @@ def _short(value: float) -> str:
 
 def spread_table(runs: Sequence[dict[str, Any]]) -> str:
     """A Markdown table: for each row, min / median / max of its figure, baseline and ratio, and the verdicts."""
-    keys: list[tuple[str, str]] = []
-    by_key: dict[tuple[str, str], list[Row]] = {}
+    keys: list[tuple[str, str, int]] = []
+    by_key: dict[tuple[str, str, int], list[Row]] = {}
     for run in runs:
+        seen: dict[tuple[str, str], int] = {}
         for row in run["rows"]:
-            key = (row["name"], str(row.get("baseline_name") or ""))
+            named = (row["name"], str(row.get("baseline_name") or ""))
+            seen[named] = seen.get(named, 0) + 1  # a benchmark may repeat a row's name for another data set
+            key = (*named, seen[named])
             if key not in by_key:
                 keys.append(key)
             by_key.setdefault(key, []).append(row)

@@ -33,6 +33,7 @@ def _run(p50: float, met: bool, load: str, *, extra: bool = False) -> dict[str, 
     ]
     if extra:
         rows.append({"name": "only here", "figure": 5.0, "baseline": None, "ratio": None, "unit": "s", "met": None})
+        rows.append({"name": "only here", "figure": 7.0, "baseline": None, "ratio": None, "unit": "s", "met": None})
     return {"machine": {"loadavg_at_start": [load, "1", "1"], "loadavg_at_end": ["2", "2", "2"]}, "rows": rows}
 
 
@@ -46,6 +47,7 @@ def test_rows_are_matched_by_name_and_baseline_and_spread_over_the_runs_that_hav
         f"| {P50} | 1.2 / 1.5 / 1.8 ms | 0.2 / 0.2 / 0.2 ms (write+fsync, 1 file) | 6 / 7.5 / 9 |"
     )
     assert lines[4] == "| only here | 5 / 5 / 5 s | - | - | - | - |"
+    assert lines[5] == "| only here | 7 / 7 / 7 s | - | - | - | - |"  # a name repeated in one run is another row
     # p50 / (echo + write+fsync) of each run: 1.2, 1.5, 1.8
     assert "| unary Append, 1 run, p50 / (echo p50 + write+fsync p50) (derived) | - | - | 1.2 / 1.5 / 1.8 |" in text
     assert "ForkRun" not in text  # no run had both fork rows
