@@ -109,12 +109,7 @@ func TestSelfTestWrongExpectationFails(t *testing.T) {
 		if !s.Applies(srv) {
 			continue
 		}
-		r, err := NewReplayer(srv, c.Tokens)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = r.Replay(s)
-		_ = r.Close()
+		err := replayOnce(t, srv, c.Tokens, s)
 		if err == nil {
 			t.Fatalf("%s: the wrong expectation passed", srv.Name)
 		}
@@ -140,12 +135,7 @@ func TestSelfTestShortTakeFails(t *testing.T) {
 		if !s.Applies(srv) {
 			continue
 		}
-		r, err := NewReplayer(srv, c.Tokens)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = r.Replay(s)
-		_ = r.Close()
+		err := replayOnce(t, srv, c.Tokens, s)
 		if err == nil {
 			t.Fatalf("%s: the short take passed", srv.Name)
 		}
@@ -176,16 +166,23 @@ func TestDuringFailureWording(t *testing.T) {
 		if !s.Applies(srv) {
 			continue
 		}
-		r, err := NewReplayer(srv, c.Tokens)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = r.Replay(s)
-		_ = r.Close()
+		err := replayOnce(t, srv, c.Tokens, s)
 		if err == nil || !strings.Contains(err.Error(), "step 1 (Watch), during step 0 (Fold): ") {
 			t.Fatalf("%s: a failing during step gave %v", srv.Name, err)
 		}
 		return
 	}
 	t.Fatal("no server fits")
+}
+
+// replayOnce replays one scenario on one server with a replayer of its own,
+// for the self-tests that expect a failure.
+func replayOnce(t *testing.T, srv Server, tokens map[string]string, s *Scenario) error {
+	t.Helper()
+	r, err := NewReplayer(srv, tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = r.Close() }()
+	return r.Replay(s)
 }
