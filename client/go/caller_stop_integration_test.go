@@ -7,7 +7,6 @@ import (
 
 	rj "runjournal.dev/client/go"
 	pb "runjournal.dev/client/go/gen/runjournal/v1"
-	"runjournal.dev/client/go/internal/testserver"
 )
 
 // TestCallerStopEndsStreamsWithNoError: cancelling the context of Watch,
@@ -15,14 +14,7 @@ import (
 // item (docs/clients.md, "One API"); Note's data is optional and a tool
 // result takes blocks.
 func TestCallerStopEndsStreamsWithNoError(t *testing.T) {
-	addr := testserver.Start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	c, err := rj.Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	ctx, c := dialLive(t, 60*time.Second)
 	id := runID(t)
 	run, err := rj.Create(ctx, c, id, fp, []*pb.ContentBlock{rj.Text("hello")}, rj.CreateOptions{})
 	if err != nil {

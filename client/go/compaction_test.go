@@ -1,7 +1,6 @@
 package runjournal_test
 
 import (
-	"context"
 	"errors"
 	"math"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"google.golang.org/protobuf/proto"
 	rj "runjournal.dev/client/go"
 	pb "runjournal.dev/client/go/gen/runjournal/v1"
-	"runjournal.dev/client/go/internal/testserver"
 )
 
 func TestMetaRecordWritesFormatTwo(t *testing.T) {
@@ -72,14 +70,7 @@ func TestCompactionRecordRefusesASeqTheRecordCannotHold(t *testing.T) {
 }
 
 func TestCompactionAgainstAServer(t *testing.T) {
-	addr := testserver.Start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	c, err := rj.Dial(addr, rj.WithTimeout(10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	ctx, c := dialLive(t, 60*time.Second, rj.WithTimeout(10*time.Second))
 	id := runID(t)
 	run, err := rj.Create(ctx, c, id, fp, []*pb.ContentBlock{rj.Text("hello")}, rj.CreateOptions{})
 	if err != nil {

@@ -16,15 +16,23 @@ var fp = &pb.Fingerprint{Provider: "anthropic", Model: "m", SystemPromptSha256: 
 
 func runID(t *testing.T) string { return fmt.Sprintf("go-%d", time.Now().UnixNano()) }
 
-func TestIntegration(t *testing.T) {
+// dialLive starts a real server for the test and dials it; the context ends
+// after within, and the client and the context end with the test.
+func dialLive(t *testing.T, within time.Duration, opts ...rj.Option) (context.Context, *rj.Client) {
+	t.Helper()
 	addr := testserver.Start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	c, err := rj.Dial(addr, rj.WithTimeout(10*time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	t.Cleanup(cancel)
+	c, err := rj.Dial(addr, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	t.Cleanup(func() { _ = c.Close() })
+	return ctx, c
+}
+
+func TestIntegration(t *testing.T) {
+	ctx, c := dialLive(t, 60*time.Second, rj.WithTimeout(10*time.Second))
 
 	t.Run("create append claim and stale writer", func(t *testing.T) {
 		id := runID(t)
@@ -207,14 +215,7 @@ func TestIntegration(t *testing.T) {
 }
 
 func TestTasks(t *testing.T) {
-	addr := testserver.Start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := rj.Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	ctx, c := dialLive(t, 30*time.Second)
 	id := "task-" + runID(t)
 	task, created, err := c.SubmitTask(ctx, id, `{"q":1}`, map[string]string{"k": "v"})
 	if err != nil || !created || task.GetState() != pb.TaskState_TASK_STATE_SUBMITTED {

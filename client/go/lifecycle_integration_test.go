@@ -1,7 +1,6 @@
 package runjournal_test
 
 import (
-	"context"
 	"errors"
 	"strconv"
 	"testing"
@@ -9,21 +8,13 @@ import (
 
 	rj "runjournal.dev/client/go"
 	pb "runjournal.dev/client/go/gen/runjournal/v1"
-	"runjournal.dev/client/go/internal/testserver"
 )
 
 // TestLifecycle: Watch follows a run live, ForkRun branches it, DeleteRun
 // refuses a moved run and then ends its watchers, DeleteTask keeps a
 // tombstone, against a real server.
 func TestLifecycle(t *testing.T) {
-	addr := testserver.Start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	c, err := rj.Dial(addr, rj.WithTimeout(10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	ctx, c := dialLive(t, 60*time.Second, rj.WithTimeout(10*time.Second))
 	id := runID(t)
 	run, err := rj.Create(ctx, c, id, fp, []*pb.ContentBlock{rj.Text("hello")}, rj.CreateOptions{})
 	if err != nil {

@@ -1,14 +1,12 @@
 package runjournal_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
 
 	rj "runjournal.dev/client/go"
 	pb "runjournal.dev/client/go/gen/runjournal/v1"
-	"runjournal.dev/client/go/internal/testserver"
 )
 
 // TestSubAgent: a parent's call is delegated to a child run (a retry is a
@@ -16,14 +14,7 @@ import (
 // once, and the parent is deleted only with its whole tree, against a real
 // server.
 func TestSubAgent(t *testing.T) {
-	addr := testserver.Start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	c, err := rj.Dial(addr, rj.WithTimeout(10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	ctx, c := dialLive(t, 60*time.Second, rj.WithTimeout(10*time.Second))
 	parentID, childID := runID(t), runID(t)+"-child"
 	parent, err := rj.Create(ctx, c, parentID, fp, []*pb.ContentBlock{rj.Text("delegate")}, rj.CreateOptions{})
 	if err != nil {
