@@ -11,7 +11,7 @@ import { test } from "node:test";
 import type { Message } from "@anthropic-ai/sdk/resources/messages";
 import * as adapter from "../../src/adapters/anthropic.js";
 import { compactionRecord, JournalClient, Run } from "../../src/index.js";
-import { startServer, unavailable } from "./server.js";
+import { unavailable, withServer } from "./server.js";
 
 const skip = unavailable();
 const FIXTURES = new URL("../../../../../testdata/provider_content/anthropic/", import.meta.url);
@@ -25,16 +25,6 @@ type Json = Record<string, unknown>;
 const answer = (content: Json[], stop: string, usage: Json = { input_tokens: 10, output_tokens: 5 }): Message =>
   ({ id: "msg_1", type: "message", role: "assistant", model: "claude-a", content, stop_reason: stop, stop_sequence: null, usage }) as unknown as Message;
 
-async function withServer(work: (client: JournalClient) => Promise<void>): Promise<void> {
-  const server = await startServer();
-  const client = new JournalClient({ address: server.address, timeoutMs: 10_000 });
-  try {
-    await work(client);
-  } finally {
-    client.close();
-    await server.stop();
-  }
-}
 
 const runId = (name: string): string => `ts-anthropic-${name}-${randomBytes(5).toString("hex")}`;
 

@@ -25,7 +25,7 @@ import {
 } from "@anthropic-ai/claude-agent-sdk";
 import { RunJournalSessionStore } from "../../src/adapters/claude-agent-sdk.js";
 import { JournalClient, RunDeletedError, SeqConflictError } from "../../src/index.js";
-import { type Server, startServer, unavailable } from "./server.js";
+import { type Server, startWithClient, stopWithClient, unavailable } from "./server.js";
 
 const skip = unavailable();
 const KEY: SessionKey = { projectKey: "proj", sessionId: "sess" };
@@ -40,14 +40,8 @@ describe("claude agent sdk session store conformance (port of the Python suite's
   let client: JournalClient;
   const fresh = () => new RunJournalSessionStore(client, { namespace: `t${randomBytes(6).toString("hex")}` });
 
-  before(async () => {
-    server = await startServer();
-    client = new JournalClient({ address: server.address, timeoutMs: 10_000 });
-  });
-  after(async () => {
-    client?.close();
-    await server?.stop();
-  });
+  before(async () => ({ server, client } = await startWithClient()));
+  after(() => stopWithClient({ server, client }));
 
   // --- Required: append + load ---
 
@@ -225,14 +219,8 @@ describe("claude agent sdk session store: retries, concurrent writers, deletion,
   let client: JournalClient;
   const namespace = () => `t${randomBytes(6).toString("hex")}`;
 
-  before(async () => {
-    server = await startServer();
-    client = new JournalClient({ address: server.address, timeoutMs: 10_000 });
-  });
-  after(async () => {
-    client?.close();
-    await server?.stop();
-  });
+  before(async () => ({ server, client } = await startWithClient()));
+  after(() => stopWithClient({ server, client }));
 
   test("a retried batch adds nothing, through the same store or another", async () => {
     const ns = namespace();

@@ -26,7 +26,7 @@ import {
   Decision,
   RunJournalError,
 } from "../../src/index.js";
-import { type Server, startServer, unavailable } from "./server.js";
+import { type Server, startServer, startWithClient, stopWithClient, unavailable } from "./server.js";
 
 const skip = unavailable();
 const fingerprint = makeFingerprint({
@@ -43,14 +43,8 @@ describe("against a real server", { skip }, () => {
   let server: Server;
   let client: JournalClient;
 
-  before(async () => {
-    server = await startServer();
-    client = new JournalClient({ address: server.address, timeoutMs: 10_000 });
-  });
-  after(async () => {
-    client?.close();
-    await server?.stop();
-  });
+  before(async () => ({ server, client } = await startWithClient()));
+  after(() => stopWithClient({ server, client }));
 
   test("create, a tool turn, results, terminal; fold and read agree", async () => {
     const runId = newRunId();

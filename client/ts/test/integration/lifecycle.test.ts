@@ -11,7 +11,7 @@ import {
   TaskDeletedError,
   type WatchItem,
 } from "../../src/index.js";
-import { type Server, startServer, unavailable } from "./server.js";
+import { type Server, startWithClient, stopWithClient, unavailable } from "./server.js";
 
 const skip = unavailable();
 const fingerprint = makeFingerprint({
@@ -29,14 +29,8 @@ describe("the run lifecycle against a real server", { skip }, () => {
   let server: Server;
   let client: JournalClient;
 
-  before(async () => {
-    server = await startServer();
-    client = new JournalClient({ address: server.address, timeoutMs: 10_000 });
-  });
-  after(async () => {
-    client?.close();
-    await server?.stop();
-  });
+  before(async () => ({ server, client } = await startWithClient()));
+  after(() => stopWithClient({ server, client }));
 
   test("aborting the signal of watch, watchRuns or read ends the loop with nothing thrown", async () => {
     const runId = newRunId();

@@ -9,6 +9,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { JournalClient } from "../../src/index.js";
 
 export const PYTHON = process.env["RUNJOURNAL_PYTHON"] ?? "/work/main/.venv/bin/python";
 
@@ -85,4 +86,31 @@ export async function startServer(options: ServerOptions = {}): Promise<Server> 
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A real server and a client of it with 10 s calls: what most integration suites start with. */
+export interface Live {
+  server: Server;
+  client: JournalClient;
+}
+
+export async function startWithClient(): Promise<Live> {
+  const server = await startServer();
+  return { server, client: new JournalClient({ address: server.address, timeoutMs: 10_000 }) };
+}
+
+/** Closes the client and stops the server; either may be missing (a `before` that failed). */
+export async function stopWithClient(live: Partial<Live>): Promise<void> {
+  live.client?.close();
+  await live.server?.stop();
+}
+
+/** Runs `work` against a server and client of its own, stopped whatever happens. */
+export async function withServer(work: (client: JournalClient) => Promise<void>): Promise<void> {
+  const live = await startWithClient();
+  try {
+    await work(live.client);
+  } finally {
+    await stopWithClient(live);
+  }
 }

@@ -12,7 +12,7 @@ import {
   textBlock,
   WaitingFor,
 } from "../../src/index.js";
-import { type Server, startServer, unavailable } from "./server.js";
+import { type Server, startWithClient, stopWithClient, unavailable } from "./server.js";
 
 const skip = unavailable();
 const fingerprint = makeFingerprint({
@@ -29,14 +29,8 @@ describe("sub-agent runs against a real server", { skip }, () => {
   let server: Server;
   let client: JournalClient;
 
-  before(async () => {
-    server = await startServer();
-    client = new JournalClient({ address: server.address, timeoutMs: 10_000 });
-  });
-  after(async () => {
-    client?.close();
-    await server?.stop();
-  });
+  before(async () => ({ server, client } = await startWithClient()));
+  after(() => stopWithClient({ server, client }));
 
   test("a child answers its parent's call once, and the parent is deleted only with its tree", async () => {
     const parentId = newRunId();
