@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from runjournal.v1 import state_pb2
@@ -111,4 +112,65 @@ async def test_an_index_missing_most_runs_is_completed_in_the_background_not_bef
         await listing.upkeep.wait_repaired()
         assert listing.upkeep.ready and len(listing._index) == many
     finally:
+        await stop(backend, runs, listing)
+
+
+class HeldVersionsBackend(CountingBackend):
+    """A file backend whose journals' versions are answered only once the test lets them."""
+
+    def __init__(self, data_dir: Path) -> None:
+        super().__init__(data_dir)
+        self.versions_asked = asyncio.Event()
+        self.let_versions = asyncio.Event()
+
+    async def run_versions(self, run_ids=None):  # type: ignore[no-untyped-def]
+        self.versions_asked.set()
+        await self.let_versions.wait()
+        return await super().run_versions(run_ids)
+
+
+async def test_a_state_filter_waits_for_the_states_check_after_a_start_and_other_pages_do_not(tmp_path: Path):
+    """The start serves once every run is placed; the states are checked right after (a stat per journal).
+
+    A run that moved while no server ran (here: a call deferred to a person)
+    must be in the first inbox page even though the persisted index says it
+    waits for nothing: that page waits for the check. A page without a state
+    filter reads every summary it lists, so it is answered meanwhile.
+    """
+    backend, runs, listing = await started(tmp_path)
+    try:
+        for index in range(20):
+            meta = b.meta(run_id=f"run-{index:03d}")
+            meta.meta.created_at.FromSeconds(1_700_000_000 + index)
+            await runs.append(f"run-{index:03d}", 0, [meta])
+        await listing.upkeep.place_pending()  # in the persisted index, with its state
+    finally:
+        await stop(backend, runs, listing)
+    offline = FileBackend(tmp_path)  # another process, while no server runs: no listing hears of it
+    await offline.start()
+    other = Runs(offline, max_record_bytes=records.DEFAULT_MAX_RECORD_BYTES, max_open_journals=4)
+    await other.append("run-007", 1, [b.assistant(2, 1, ["c1"]), b.deferral(3, "c1")])
+    await other.close()
+    await offline.close()
+
+    backend = HeldVersionsBackend(tmp_path)
+    await backend.start()
+    runs = Runs(backend, max_record_bytes=records.DEFAULT_MAX_RECORD_BYTES, max_open_journals=16)
+    listing = RunListing.of(runs)
+    try:
+        await listing.start()  # returns with the versions not yet asked: they are not part of the start
+        assert listing.upkeep.ready and not backend.versions_asked.is_set()
+        inbox = asyncio.ensure_future(
+            listing.page(page_size=10, page_token="", where=RunFilter(waiting_for_person=True))
+        )
+        await backend.versions_asked.wait()
+        page, _ = await listing.page(page_size=3, page_token="", where=RunFilter())
+        assert [s.run_id for s in page] == ["run-019", "run-018", "run-017"]
+        assert not inbox.done()
+        backend.let_versions.set()
+        waiting, _ = await inbox
+        assert [s.run_id for s in waiting] == ["run-007"]
+        await listing.upkeep.wait_repaired()
+    finally:
+        backend.let_versions.set()
         await stop(backend, runs, listing)

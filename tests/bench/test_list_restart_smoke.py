@@ -16,7 +16,7 @@ def test_restart_rows_have_figures_and_baselines_and_the_listings_are_checked(tm
     monkeypatch.setattr(listing, "IDLE_BYSTANDER_SECONDS", 0.2)
     monkeypatch.setattr(listing, "INBOX_EVERY", 20)  # a few inbox runs among 120
     rows = listing.restart(Context(QUICK, tmp_path, verbose=False), runs=120)
-    assert [row.section for row in rows] == [listing.RESTART_SECTION] * 5
+    assert [row.section for row in rows] == [listing.RESTART_SECTION] * 6
     for row in rows:
         assert row.figure is not None and not math.isnan(row.figure), row
         assert row.baseline is not None and row.baseline_name, row
@@ -24,7 +24,10 @@ def test_restart_rows_have_figures_and_baselines_and_the_listings_are_checked(tm
 
 
 def test_an_indexed_restart_that_did_not_serve_from_its_index_fails_the_row() -> None:
-    checked = "INFO runjournal_server.listing.upkeep: listing index: 120 runs, checked against the store\n"
+    checked = (
+        "INFO runjournal_server.listing.upkeep: listing index: 120 runs placed; their states are checked against the "
+        "store next\n"
+    )
     listing._assert_index_used(checked, shared=False)
     told = "INFO x: listing index: 120 runs, loaded from KV_x and told the news since\n"
     listing._assert_index_used(told, shared=True)

@@ -119,6 +119,9 @@ def test_possible_states_is_a_necessary_condition_of_admits_state(status, waitin
     if where.admits_state(summary):
         assert statuses is None or summary.status in statuses
         assert not needs_waiting or summary.waiting_calls
+    if not where.has_state_condition:
+        # A page whose filter has none does not wait for the states' check after a start: it must not need them.
+        assert where.admits_state(summary)
 
 
 def test_the_store_reads_back_its_own_rows_and_never_another_formats(tmp_path):
@@ -190,4 +193,11 @@ def test_an_index_of_the_row_format_is_refused_whole_and_damaged_columns_too(tmp
     # This format's line with a column short: damage, never a guess at which entry lost what.
     (index / "snapshot").write_bytes(_line(["format", 4]) + _line(["put", [["r-1"], [5], [0]]]))
     assert reopened.load().damaged == "line 2 of the snapshot file is damaged (malformed entries)"
+    # Well-formed JSON of other shapes: an object for the columns, a seconds column of strings.
+    for put, why in (
+        ({"run_id": ["r-1"]}, "malformed entries"),
+        ([["r-1"], ["5"], [0], *[[None]] * 10], "malformed entry"),
+    ):
+        (index / "snapshot").write_bytes(_line(["format", 4]) + _line(["put", put]))
+        assert reopened.load().damaged == f"line 2 of the snapshot file is damaged ({why})"
     reopened.close()

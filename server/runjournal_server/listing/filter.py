@@ -59,6 +59,11 @@ class RunFilter:
         """Whether the meta decides anything (a run whose meta cannot be read is then left out)."""
         return bool(self.labels or self.task_id or self.parent_run_id or self.spawned_by_run_id or self.root_run_id)
 
+    @property
+    def has_state_condition(self) -> bool:
+        """Whether the run's state decides anything (``admits_state`` can refuse a summary)."""
+        return bool(self.status or self.waiting_for_person or self.stopped_before is not None)
+
     def admits_meta(
         self,
         labels: Mapping[str, str],

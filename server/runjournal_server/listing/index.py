@@ -67,10 +67,14 @@ class ListingIndex:
     def run_ids(self) -> list[str]:
         return list(self._entries)
 
-    def lacking(self, run_ids: Iterable[str]) -> list[str]:
-        """Those of ``run_ids`` the index has no entry for (a start's repair asks it of every run)."""
-        entries = self._entries
-        return [run_id for run_id in run_ids if run_id not in entries]
+    def differences(self, run_ids: Iterable[str]) -> tuple[list[str], list[str]]:
+        """The runs the index has and ``run_ids`` lacks, and those ``run_ids`` has and the index lacks.
+
+        A start's repair asks it of every run (set differences, not a loop per run).
+        """
+        listed = set(run_ids)
+        known = self._entries.keys()
+        return list(known - listed), list(listed - known)
 
     def load(self, entries: Iterable[Entry]) -> None:
         """Replace everything with ``entries`` (a loaded or rebuilt index), sorting once."""
@@ -79,10 +83,19 @@ class ListingIndex:
         self._ids = sorted(self._entries)
         self._by_prefix.clear()
         self._dirty = {entry.run_id for entry in self._entries.values() if entry.dirty}
-        self._by_status = {}
-        self._waiting = set()
-        for entry in self._entries.values():
-            self._file(entry)
+        # What _file does per entry, inline: a start loads 100,000 of them.
+        by_status: dict[int, set[str]] = {}
+        waiting: set[str] = set()
+        for run_id, entry in self._entries.items():
+            state = entry.state
+            if state is not None:
+                found = by_status.get(state.status)
+                if found is None:
+                    found = by_status[state.status] = set()
+                found.add(run_id)
+                if state.waiting:
+                    waiting.add(run_id)
+        self._by_status, self._waiting = by_status, waiting
         self._changes += 1
 
     def put(self, entry: Entry) -> None:

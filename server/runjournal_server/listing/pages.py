@@ -154,7 +154,11 @@ class RunListing:
         by it and only ListRuns encodes it. ``where`` is checked by its caller
         (``RunFilter.check``).
         """
-        if self.upkeep.ready and await self.upkeep.trusted():
+        if (
+            self.upkeep.ready
+            and await self.upkeep.trusted()
+            and (not where.has_state_condition or await self.upkeep.states_checked())
+        ):
             await self.upkeep.place_pending()
             return await self._fill(self._matching(where, after, page_size), self._read_indexed, page_size, where)
         return await self._fill(_each(await self._listed(where, after)), self._read_listed, page_size, where)

@@ -11,18 +11,23 @@
   dirty runs again (a hot run costs one read per tick, not one per append),
   in bounded steps (``listing/reads.py``), so appends never wait behind it,
   then writes what changed to the persisted copy (``listing/persistence.py``).
-* **Repair at start**, before the server serves: a persisted index is
-  checked against the store, every journal's cheap version
-  (``Backend.run_versions``; file: a ``stat``, no read) against the version
-  the entry's state was read at. A run that moved (written in the last tick
-  before a crash, or by another process while this one was down) is read
-  again, a run the index lacks is placed, an entry whose run is gone is
-  dropped once a read confirms it. So the index never serves a stale state,
-  and the repair costs a stat per run plus a read per run that moved. A
-  missing or damaged index (or a store with no local directory) is rebuilt
-  from the journals in the background, in bounded steps; until the rebuild
-  has placed every run the listing reads every run, as it always did, so it
-  is slow meanwhile, never wrong.
+* **Repair at start**, in two halves. *Places*, before the server serves:
+  the runs are listed (file: one directory scan), a run the index lacks is
+  placed, an entry whose run is gone is dropped once a read confirms it; so
+  every page walks the right runs from the first call. *States*, right after
+  the server serves: every journal's cheap version (``Backend.run_versions``;
+  file: a ``stat``, no read) is compared with the version the entry's state
+  was read at, and a run that moved (written in the last tick before a
+  crash, or by another process while this one was down) is read again.
+  Until that check is done a page with a state filter waits for it
+  (``states_checked``): the index never serves a stale state. A page without
+  one never reads the index's states (it reads every summary it lists), so it
+  does not wait. The stat per run was most of an indexed start (100,000 runs:
+  0.4 s of syscalls on this machine's disk), and appends, reads and claims need
+  no index at all. A missing or damaged index (or a store with no local
+  directory) is rebuilt from the journals in the background, in bounded
+  steps; until the rebuild has placed every run the listing reads every run,
+  as it always did, so it is slow meanwhile, never wrong.
 * **On a shared store** (JetStream, ``Backend.shared_writers``): another
   replica's writes reach this one's news only through the feed, a moment
   later. So:
@@ -83,6 +88,9 @@ LABEL_RUNS_PER_TICK = 512
 """Labels read back from the metas per tick after a restart, so that the fill costs others a few percent of the
 server (100,000 runs: about half an hour); a label filter meanwhile reads the labels of the runs it walks."""
 
+STATE_CHECK_CHUNK = 5_000
+"""Entries compared with their journal's version between two turns of the event loop (100,000: about 110 ms)."""
+
 LABELS_START: SortKey = (2**63, 0, "")
 """A key after every run's: the background fill of labels starts from the newest run."""
 
@@ -118,6 +126,11 @@ class ListingUpkeep:
         self._news = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._repair_done = asyncio.Event()
+        self._states_checked = asyncio.Event()
+        """Set once no entry's state is older than its journal unless the entry is dirty (``states_checked``),
+        or once that will never be so (the upkeep failed or stopped: ``_states_trusted`` False)."""
+        self._states_trusted = False
+        self._placed = False
         self._active = False
         self.ready = False
         """True once every run is placed: the listing then walks the index instead of every run."""
@@ -152,19 +165,21 @@ class ListingUpkeep:
         if self._backend.shared_writers:
             await self._start_shared()
             return
-        # The stat of every journal the repair compares with runs on the backend's threads while the
-        # index's thread decodes the persisted copy: neither needs the other, and nobody writes before
-        # the server serves (another process would have kept this one from the index).
-        versions = asyncio.ensure_future(self._backend.run_versions())
+        # The runs are listed on the backend's threads while the index's thread decodes the persisted
+        # copy: neither needs the other, and nobody writes before the server serves (another process
+        # would have kept this one from the index).
+        listed = asyncio.ensure_future(self._backend.list_run_ids())
         try:
             loaded = await self._persisted.open_files()
         except BaseException:
-            versions.cancel()
+            listed.cancel()
             raise
         if loaded is None or loaded.damaged is not None:
-            versions.cancel()  # a rebuild lists the runs itself, later
+            listed.cancel()  # a rebuild lists the runs itself, later
             with contextlib.suppress(asyncio.CancelledError, JournalError):
-                await versions
+                await listed
+            # No state is loaded: every entry a rebuild places is a candidate until its summary is read.
+            self._states_were_checked()
         if loaded is None:
             return  # another server process serves this data directory: no index here
         if loaded.damaged is not None:
@@ -172,15 +187,19 @@ class ListingUpkeep:
         else:
             self._index.load(loaded.entries)
             self.ready = True
-            # Before the server serves: a stat per run and a read of each run that moved, so the
-            # index is exact from the first call on (a missing one is rebuilt in the background).
-            if await self._repair(inline=True, prefetched=versions):
-                self._repaired()
+            # Before the server serves, the places: every run the index lacks placed, every entry whose
+            # run is gone read (and dropped). The states are checked right after (the background task).
+            if await self._place_runs(inline=True, listed=listed):
+                log.info(
+                    "listing index: %d runs placed; their states are checked against the store next", len(self._index)
+                )
         self._active = True
         self._task = asyncio.create_task(self._run(), name="listing-index-upkeep")
 
     async def _start_shared(self) -> None:
         """On a store other replicas write: load the snapshot, replay the news since it (module docstring)."""
+        # What moved since the snapshot is marked dirty by the news it replays, before the index is ready.
+        self._states_were_checked()
         shared = self._persisted.open_shared()
         if shared is None:
             log.info("listing index: off (this shared store keeps none); every listing reads every run")
@@ -218,6 +237,7 @@ class ListingUpkeep:
     async def close(self) -> None:
         """Stop the upkeep; persist what changed and compact, so the next start loads one snapshot."""
         self._active = False
+        self._states_checked.set()  # a page still waiting for the check reads every run instead
         # Where the news stands as it stops being heard: every change up to here is in the index.
         position = self._persisted.position()
         if self._task is not None:
@@ -236,6 +256,21 @@ class ListingUpkeep:
 
     async def wait_repaired(self) -> None:
         await self._repair_done.wait()
+
+    async def states_checked(self) -> bool:
+        """Whether a state filter may trust the index's states: waits for the check after a start.
+
+        A persisted state is as of its journal's version when it was read;
+        a journal that moved since (while the server was down) is found by
+        the check (``_check_states``), which marks its entry dirty. False
+        when the index went off meanwhile (the page then reads every run).
+        """
+        await self._states_checked.wait()
+        return self.ready and self._states_trusted
+
+    def _states_were_checked(self) -> None:
+        self._states_trusted = True
+        self._states_checked.set()
 
     # ------------------------------------------------------------ what the listing calls
 
@@ -281,7 +316,7 @@ class ListingUpkeep:
             if await_feed:
                 await self._until_following()
             if not self.repaired:
-                await self._repair(inline=False)
+                await self._repair()
                 self._repaired()
             loop = asyncio.get_running_loop()
             next_refresh = loop.time() + DIRTY_REFRESH_SECONDS
@@ -312,6 +347,7 @@ class ListingUpkeep:
             # The index is an accelerator: without it the listing reads every run, as it always could.
             log.exception("listing index: upkeep failed; listing by reading every run from now on")
             self.ready = self._active = False
+            self._states_checked.set()  # a page waiting for the check reads every run instead
 
     async def _until_following(self) -> None:
         """Until the shared store's feed follows the stream (the server starts it right after the upkeep)."""
@@ -323,52 +359,80 @@ class ListingUpkeep:
         self._repair_done.set()
         log.info("listing index: %d runs, checked against the store", len(self._index))
 
-    async def _repair(self, *, inline: bool, prefetched: Awaitable[dict[str, object] | None] | None = None) -> bool:
-        """Check every entry against the store (see the module docstring); bounded steps, then persist.
+    async def _repair(self) -> None:
+        """Check every entry against the store (see the module docstring), in bounded steps, then persist."""
+        if not self._placed:
+            await self._place_runs(inline=False)
+        await self._check_states()
+        await self._persist()
+
+    async def _place_runs(self, *, inline: bool, listed: Awaitable[list[str]] | None = None) -> bool:
+        """The places: place every run the index lacks, read every entry whose run is not listed (dropped if gone).
 
         ``inline`` (before the server serves) gives up, returning False, when
-        the index lacks many runs (a rebuild a crash cut short): the start
-        would wait for all their reads. The index is then not ready, and the
-        background task does it all while the listing reads every run. ``prefetched``: the versions
-        asked for while the persisted index loaded (awaited once; asked again after a failure).
+        the store cannot list the runs, or the index lacks many of them (a
+        rebuild a crash cut short): the start would wait for all their reads.
+        The index is then not ready, and the background task does it all
+        while the listing reads every run. ``listed``: the listing asked for
+        while the persisted index loaded (awaited once; asked again after a failure).
         """
         while True:
             try:
-                asked, prefetched = prefetched, None
-                versions = await (asked if asked is not None else self._backend.run_versions())
-                run_ids = list(versions) if versions is not None else await self._backend.list_run_ids()
+                asked, listed = listed, None
+                run_ids = await (asked if asked is not None else self._backend.list_run_ids())
                 break
             except JournalError as err:
+                if inline:
+                    self.ready = False
+                    return False
                 log.warning("listing index: cannot list the runs (%s); trying again", err.message)
                 await asyncio.sleep(RETRY_SECONDS)
-        present = set(run_ids)
-        absent = [entry.run_id for entry in self._index.entries() if entry.run_id not in present]
-        new = self._index.lacking(run_ids)
+        absent, new = self._index.differences(run_ids)
         if inline and len(new) > max(INLINE_NEW_RUNS, len(run_ids) // 10):
             self.ready = False
             return False
         self._index.pending.update(new)
         await self.place_pending()
-        if not self.ready:
-            self.ready = True  # every run has its place: pages walk the index, states are read below
-        # On a shared store the news since the snapshot (or since the rebuild began) marked what moved:
-        # those are dirty and read by the ticks; every other state was read after its last write.
-        stale = self._stale(versions) if self._persisted.shared is None else []
-        await self._reads.refresh(absent + stale)
-        await self._persist()
+        self.ready = True  # every run has its place: pages walk the index
+        await self._reads.refresh(absent)
+        self._placed = True
         return True
 
-    def _stale(self, versions: dict[str, object] | None) -> list[str]:
-        """The entries to read again at start: those whose journal's version moved, or that have none."""
+    async def _check_states(self) -> None:
+        """The states: mark dirty every entry whose journal moved since its state was read, then read those.
+
+        On a shared store the news since the snapshot (or since the rebuild
+        began) marked what moved: those are dirty and read by the ticks. On
+        files, a version per journal, asked off the event loop; the entries
+        are compared a chunk at a time, so calls served meanwhile never wait
+        for all of them.
+        """
+        if self._persisted.shared is not None:
+            self._states_were_checked()
+            return
+        entries = list(self._index.entries())  # the index changes while the check awaits
+        while True:
+            try:
+                versions = await self._backend.run_versions([entry.run_id for entry in entries])
+                break
+            except JournalError as err:
+                log.warning("listing index: cannot ask the journals' versions (%s); trying again", err.message)
+                await asyncio.sleep(RETRY_SECONDS)
         stale: list[str] = []
-        for entry in self._index.entries():
-            state = entry.state
-            if versions is None or state is None or state.version is None:
-                stale.append(entry.run_id)  # no version to compare: read it again
-            elif versions.get(entry.run_id) != state.version:
-                self._index.mark_dirty(entry.run_id)  # moved while nobody looked: a candidate everywhere
-                stale.append(entry.run_id)
-        return stale
+        for begin in range(0, len(entries), STATE_CHECK_CHUNK):
+            for entry in entries[begin : begin + STATE_CHECK_CHUNK]:
+                if self._index.get(entry.run_id) is not entry:
+                    continue  # dropped or replaced since the check began: its news did the rest
+                state = entry.state
+                if versions is None or state is None or state.version is None:
+                    stale.append(entry.run_id)  # no version to compare: read it again
+                elif versions.get(entry.run_id) != state.version:
+                    self._index.mark_dirty(entry.run_id)  # moved while nobody looked: a candidate everywhere
+                    stale.append(entry.run_id)
+            await asyncio.sleep(0)
+        # Every moved entry is dirty now, a candidate of every state filter: pages need not wait for the reads.
+        self._states_were_checked()
+        await self._reads.refresh(stale)
 
     async def _persist(self, *, compact: bool = True) -> None:
         """Write the changes since the last tick; a snapshot instead of a longer log when one is due."""
