@@ -17,7 +17,7 @@ import grpc
 from google.protobuf.message import Message
 
 from bench import workload
-from bench.echo import BLOB_METHOD, ECHO_METHOD
+from bench.echo import BLOB_METHOD, ECHO_METHOD, SYNCED_ECHO_METHOD
 from bench.harness import Measurement
 from runjournal.v1 import journal_service_pb2 as service_pb
 
@@ -46,8 +46,10 @@ def method(chan: grpc.aio.Channel, name: str, response: type[Message] | None) ->
     )
 
 
-def echo_method(chan: grpc.aio.Channel) -> grpc.aio.UnaryUnaryMultiCallable:
-    return chan.unary_unary(ECHO_METHOD, request_serializer=_serialize, response_deserializer=None)
+def echo_method(chan: grpc.aio.Channel, *, synced: bool = False) -> grpc.aio.UnaryUnaryMultiCallable:
+    """The echo's ``Echo`` (or, ``synced``, its ``SyncedEcho``), called with the same requests as ``Append``."""
+    name = SYNCED_ECHO_METHOD if synced else ECHO_METHOD
+    return chan.unary_unary(name, request_serializer=_serialize, response_deserializer=None)
 
 
 def blob_method(chan: grpc.aio.Channel) -> Callable[[int], Awaitable[bytes]]:
@@ -87,13 +89,21 @@ async def drive(operations: Sequence[Operation], seconds: float, cap_per_worker:
 class Appender:
     """Workers that each append the next records of their own run (one record, or a batch)."""
 
-    def __init__(self, chan: grpc.aio.Channel, run_ids: Sequence[str], *, batch: int = 1, echo: bool = False) -> None:
+    def __init__(
+        self,
+        chan: grpc.aio.Channel,
+        run_ids: Sequence[str],
+        *,
+        batch: int = 1,
+        echo: bool = False,
+        synced: bool = False,
+    ) -> None:
         self.run_ids = list(run_ids)
         self.batch = batch
-        self.echo = echo
+        self.echo = echo or synced
         self.next_seq = dict.fromkeys(self.run_ids, 2)
-        if echo:
-            self._call = echo_method(chan)
+        if self.echo:
+            self._call = echo_method(chan, synced=synced)
         elif batch == 1:
             self._call = method(chan, "Append", service_pb.AppendResponse)
         else:

@@ -157,5 +157,13 @@ def runjournal(
 def echo(work_dir: Path) -> Process:
     """The bare grpc.aio echo service (``bench.echo``), not started yet."""
     number = next(_counter)
-    command = [sys.executable, "-m", "bench.echo", "--listen", "127.0.0.1:0"]
+    command = [
+        sys.executable,
+        "-m",
+        "bench.echo",
+        "--listen",
+        "127.0.0.1:0",
+        "--sync-dir",
+        str(work_dir / f"echo-{number}"),
+    ]
     return Process(command, ECHO_READY, work_dir / f"echo-{number}.log")

@@ -68,3 +68,23 @@ def test_jetstream_rows_say_why_when_the_backend_cannot_run(tmp_path: Path, monk
     rows = jetstream.run(Context(TINY, tmp_path, verbose=False))
 
     assert rows and all(row.figure is None and "no backend in this test" in row.note for row in rows)
+
+
+def test_the_synced_echo_answers_only_what_it_wrote_to_its_file(tmp_path: Path) -> None:
+    """The floor baseline of the unary rows (``SyncedEcho``): the bytes of every answered call are in its file."""
+    import asyncio
+
+    from bench import load, processes, workload
+
+    async def calls(address: str) -> list[bytes]:
+        async with load.channel(address) as chan:
+            call = load.echo_method(chan, synced=True)
+            requests = [workload.append_request(f"run-{n}", 2) for n in range(8)]
+            return await asyncio.gather(*(call(request, timeout=30) for request in requests))
+
+    with processes.echo(tmp_path) as echo:
+        answers = asyncio.run(calls(echo.address))
+    (log,) = tmp_path.glob("echo-*/synced-echo.log")
+    written = log.read_bytes()
+    assert len(answers) == 8 and all(answer and answer in written for answer in answers)
+    assert len(written) == sum(len(answer) for answer in answers)
