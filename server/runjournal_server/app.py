@@ -294,7 +294,9 @@ async def serve(
     )
     listing = RunListing.of(runs)  # told of every write and deletion as it is announced
     if not config.list_without_index:
-        await listing.start()  # loads the listing index before the server serves; its repair runs on
+        # Loads the listing index and places every run before the server serves; the rest of its repair
+        # (the states' check) begins once it serves (``listing.serving`` below).
+        await listing.start(defer=True)
     # What start built lives as long as the server (the listing index: 100,000 entries at 100,000 runs):
     # out of the cyclic collector, whose full pass over it alone takes 80 ms, a stall of every call.
     gc.freeze()
@@ -337,6 +339,7 @@ async def serve(
         executor.shutdown(wait=False)
         raise
     await server.start()
+    listing.serving()
     address = f"{config.listen.rpartition(':')[0]}:{port}"
 
     async def report_store(reachable: bool) -> None:

@@ -125,9 +125,13 @@ class RunListing:
         runs.events.listen(listing)
         return listing
 
-    async def start(self) -> None:
-        """Load the persisted listing index; its repair runs in the background (``listing/upkeep.py``)."""
-        await self.upkeep.start()
+    async def start(self, *, defer: bool = False) -> None:
+        """Load the persisted listing index; the rest of its repair runs in the background (``listing/upkeep.py``),
+        once ``serving`` is called if ``defer``."""
+        await self.upkeep.start(defer=defer)
+
+    def serving(self) -> None:
+        self.upkeep.serving()
 
     async def close(self) -> None:
         await self.upkeep.close()

@@ -131,6 +131,8 @@ class ListingUpkeep:
         """Set once no entry's state is older than its journal unless the entry is dirty (``states_checked``),
         or once that will never be so (the upkeep failed or stopped: ``_states_trusted`` False)."""
         self._states_trusted = False
+        self._serving = asyncio.Event()
+        """Set once the server serves (``serving``): the background task waits for it, not to slow the start."""
         self._placed = False
         self._active = False
         self.ready = False
@@ -157,10 +159,21 @@ class ListingUpkeep:
 
     # ------------------------------------------------------------ life
 
-    async def start(self) -> None:
-        """Load the persisted index and check it against the store; rebuild a missing one in the background."""
+    async def start(self, *, defer: bool = False) -> None:
+        """Load the persisted index and place every run; the rest (states, ticks, a rebuild) in the background.
+
+        ``defer``: the background task waits for ``serving`` (the server calls
+        it once it listens), so its work does not share the event loop with
+        the rest of the start.
+        """
+        if not defer:
+            self._serving.set()
         with _cyclic_gc_paused():
             await self._start()
+
+    def serving(self) -> None:
+        """The server serves: the background task may begin (see ``start``)."""
+        self._serving.set()
 
     async def _start(self) -> None:
         if self._backend.shared_writers:
@@ -314,6 +327,7 @@ class ListingUpkeep:
 
     async def _run(self, *, await_feed: bool = False) -> None:
         try:
+            await self._serving.wait()
             if await_feed:
                 await self._until_following()
             if not self.repaired:
