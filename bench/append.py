@@ -17,7 +17,7 @@ from pathlib import Path
 
 from bench import disk, load, processes, workload
 from bench.fsync_count import read_count
-from bench.harness import LOWER, Context, Measurement, Row, median, ratio_target
+from bench.harness import HIGHER, LOWER, Context, Measurement, Row, median, ratio_target
 from runjournal.v1 import journal_service_pb2 as service_pb
 
 UNARY_TARGET = 0.75
@@ -197,25 +197,23 @@ def synced_rows(runs: str, append: list[Measurement], synced: list[Measurement])
     how far a server that only writes and fsyncs off the event loop already
     is from it, so what is left is runjournal's own work.
     """
+
+    def against(name: str, unit: str, pick: Callable[[Measurement], float], better: str) -> Row:
+        figures, floors = [pick(m) for m in append], [pick(m) for m in synced]
+        return Row(
+            1,
+            f"unary Append, {runs}: {name}",
+            median(figures),
+            unit,
+            SYNCED,
+            median(floors),
+            better,
+            samples={"figure": figures, "baseline": floors},
+        )
+
     return [
-        Row(
-            1,
-            f"unary Append, {runs}: appends/s",
-            median([m.rate for m in append]),
-            "/s",
-            SYNCED,
-            median([m.rate for m in synced]),
-            samples={"figure": [m.rate for m in append], "baseline": [m.rate for m in synced]},
-        ),
-        Row(
-            1,
-            f"unary Append, {runs}: p50",
-            median([m.p50_ms for m in append]),
-            "ms",
-            SYNCED,
-            median([m.p50_ms for m in synced]),
-            LOWER,
-        ),
+        against("appends/s", "/s", lambda m: m.rate, HIGHER),
+        against("p50", "ms", lambda m: m.p50_ms, LOWER),
         _cpu_row(1, f"unary Append, {runs}: server CPU per append", append, synced, f"{SYNCED}, per call"),
     ]
 
