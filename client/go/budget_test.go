@@ -20,11 +20,7 @@ func storageUnavailable() error {
 func TestDefaultPolicyRidesThroughSecondsOfStorageUnavailable(t *testing.T) {
 	// A JetStream leader change answers STORAGE_UNAVAILABLE for seconds; a worker's call is only slow.
 	f := &fakeJournal{downUntil: time.Now().Add(outage), downWith: storageUnavailable()}
-	c, err := Dial(fakeServer(t, f))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialFake(t, f)
 	st, err := c.Fold(context.Background(), "r", 0)
 	if err != nil || st.GetLastSeq() != 6 {
 		t.Fatalf("Fold through an outage: %v %v", st, err)
@@ -36,11 +32,7 @@ func TestDefaultPolicyRidesThroughSecondsOfStorageUnavailable(t *testing.T) {
 
 func TestReadResumesThroughSecondsOfStorageUnavailable(t *testing.T) {
 	f := &fakeJournal{downUntil: time.Now().Add(outage), downWith: storageUnavailable()}
-	c, err := Dial(fakeServer(t, f))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialFake(t, f)
 	var seqs []int64
 	for item, err := range c.Read(context.Background(), "r", 1) {
 		if err != nil {
@@ -56,12 +48,8 @@ func TestReadResumesThroughSecondsOfStorageUnavailable(t *testing.T) {
 func TestABudgetShorterThanTheOutageSurfacesStorageUnavailable(t *testing.T) {
 	f := &fakeJournal{downUntil: time.Now().Add(time.Minute), downWith: storageUnavailable()}
 	short := RetryPolicy{Budget: 300 * time.Millisecond, InitialBackoff: 10 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, Multiplier: 2}
-	c, err := Dial(fakeServer(t, f), WithRetry(short))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_, err = c.Fold(context.Background(), "r", 0)
+	c := dialFake(t, f, WithRetry(short))
+	_, err := c.Fold(context.Background(), "r", 0)
 	var su *StorageUnavailableError
 	if !errors.As(err, &su) || f.downCalls < 2 {
 		t.Fatalf("want StorageUnavailableError after resends, got %v after %d calls", err, f.downCalls)
@@ -74,12 +62,8 @@ func TestAnAnswerIsNeverResentByTheDefaultPolicy(t *testing.T) {
 		withInfo(codes.Unavailable, "RUN_LOCKED", map[string]string{"run_id": "r"}),
 	} {
 		f := &fakeJournal{downUntil: time.Now().Add(time.Minute), downWith: answer}
-		c, err := Dial(fakeServer(t, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = c.Fold(context.Background(), "r", 0)
-		_ = c.Close()
+		c := dialFake(t, f)
+		_, err := c.Fold(context.Background(), "r", 0)
 		if err == nil || f.downCalls != 1 {
 			t.Fatalf("%v: %d calls, %v", answer, f.downCalls, err)
 		}

@@ -98,15 +98,22 @@ func fakeServer(t *testing.T, f *fakeJournal) string {
 	return lis.Addr().String()
 }
 
+// dialFake dials f's server (fakeServer) with opts; the client is closed when the test ends.
+func dialFake(t *testing.T, f *fakeJournal, opts ...Option) *Client {
+	t.Helper()
+	c, err := Dial(fakeServer(t, f), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
 var quick = RetryPolicy{Budget: time.Minute, MaxAttempts: 4, InitialBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, Multiplier: 2}
 
 func TestReadResumesAfterTransportFailure(t *testing.T) {
 	f := &fakeJournal{}
-	c, err := Dial(fakeServer(t, f), WithRetry(quick))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialFake(t, f, WithRetry(quick))
 	var seqs []int64
 	for item, err := range c.Read(context.Background(), "r", 0) {
 		if err != nil {
@@ -133,11 +140,7 @@ func TestReadResumesAfterTransportFailure(t *testing.T) {
 
 func TestUnaryRetryAndBearerToken(t *testing.T) {
 	f := &fakeJournal{foldFailures: 2}
-	c, err := Dial(fakeServer(t, f), WithRetry(quick), WithToken("s3cret"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialFake(t, f, WithRetry(quick), WithToken("s3cret"))
 	st, err := c.Fold(context.Background(), "r", 0)
 	if err != nil || st.GetLastSeq() != 6 || f.foldCalls != 3 {
 		t.Fatalf("%v %v after %d calls", st, err, f.foldCalls)
@@ -156,11 +159,7 @@ func TestUnaryRetryAndBearerToken(t *testing.T) {
 // transport failure and is resent.
 func TestPerAttemptDeadlineIsRetried(t *testing.T) {
 	f := &fakeJournal{foldSlow: 1}
-	c, err := Dial(fakeServer(t, f), WithRetry(quick), WithTimeout(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialFake(t, f, WithRetry(quick), WithTimeout(50*time.Millisecond))
 	st, err := c.Fold(context.Background(), "r", 0)
 	if err != nil || st.GetLastSeq() != 6 || f.foldCalls != 2 {
 		t.Fatalf("%v %v after %d calls", st, err, f.foldCalls)
