@@ -98,7 +98,7 @@ LABELS_START: SortKey = (2**63, 0, "")
 
 @contextlib.contextmanager
 def _cyclic_gc_paused() -> Iterator[None]:
-    """No cyclic collection while the start loads and checks the index (before the server serves).
+    """No cyclic collection while the start loads the index and places every run (before the server serves).
 
     The load builds an entry, its key, state and version per run, none in a
     cycle: refcounting frees what is dropped, and the collector's passes over
@@ -129,8 +129,7 @@ class ListingUpkeep:
         self._repair_done = asyncio.Event()
         self._states_checked = asyncio.Event()
         """Set once no entry's state is older than its journal unless the entry is dirty (``states_checked``),
-        or once that will never be so (the upkeep failed or stopped: ``_states_trusted`` False)."""
-        self._states_trusted = False
+        or once that will never be so (the upkeep failed or stopped: then it is no longer ``_active``)."""
         self._serving = asyncio.Event()
         """Set once the server serves (``serving``): the background task waits for it, not to slow the start."""
         self._placed = False
@@ -193,7 +192,7 @@ class ListingUpkeep:
             with contextlib.suppress(asyncio.CancelledError, JournalError):
                 await listed
             # No state is loaded: every entry a rebuild places is a candidate until its summary is read.
-            self._states_were_checked()
+            self._states_checked.set()
         if loaded is None:
             return  # another server process serves this data directory: no index here
         if loaded.damaged is not None:
@@ -213,7 +212,7 @@ class ListingUpkeep:
     async def _start_shared(self) -> None:
         """On a store other replicas write: load the snapshot, replay the news since it (module docstring)."""
         # What moved since the snapshot is marked dirty by the news it replays, before the index is ready.
-        self._states_were_checked()
+        self._states_checked.set()
         shared = self._persisted.open_shared()
         if shared is None:
             log.info("listing index: off (this shared store keeps none); every listing reads every run")
@@ -280,11 +279,7 @@ class ListingUpkeep:
         when the index went off meanwhile (the page then reads every run).
         """
         await self._states_checked.wait()
-        return self.ready and self._states_trusted
-
-    def _states_were_checked(self) -> None:
-        self._states_trusted = True
-        self._states_checked.set()
+        return self.ready and self._active
 
     # ------------------------------------------------------------ what the listing calls
 
@@ -423,7 +418,7 @@ class ListingUpkeep:
         for all of them.
         """
         if self._persisted.shared is not None:
-            self._states_were_checked()
+            self._states_checked.set()
             return
         entries = list(self._index.entries())  # the index changes while the check awaits
         stale: list[str] = []
@@ -446,7 +441,7 @@ class ListingUpkeep:
                     self._index.mark_dirty(entry.run_id)  # moved while nobody looked: a candidate everywhere
                     stale.append(entry.run_id)
         # Every moved entry is dirty now, a candidate of every state filter: pages need not wait for the reads.
-        self._states_were_checked()
+        self._states_checked.set()
         await self._reads.refresh(stale)
 
     async def _persist(self, *, compact: bool = True) -> None:
