@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
 
 from runjournal.v1 import state_pb2
@@ -123,7 +124,7 @@ class HeldVersionsBackend(CountingBackend):
         self.versions_asked = asyncio.Event()
         self.let_versions = asyncio.Event()
 
-    async def run_versions(self, run_ids=None):  # type: ignore[no-untyped-def]
+    async def run_versions(self, run_ids: Sequence[str]) -> dict[str, object]:
         self.versions_asked.set()
         await self.let_versions.wait()
         return await super().run_versions(run_ids)

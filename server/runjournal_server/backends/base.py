@@ -272,8 +272,8 @@ class Backend(Deletions):
     async def list_run_ids(self) -> list[str]:
         """Every run id with a journal and no tombstone (unordered); may include unreadable ones."""
 
-    async def run_versions(self, run_ids: Sequence[str] | None = None) -> dict[str, object] | None:
-        """A cheap version of each run's journal (of every run when ``run_ids`` is None): runs absent are left out.
+    async def run_versions(self, run_ids: Sequence[str]) -> dict[str, object] | None:
+        """A cheap version of the journal of each of ``run_ids``: runs absent are left out.
 
         A version changes whenever a record is stored, and is read without
         reading the journal (file: the journal's size, mtime and inode), so

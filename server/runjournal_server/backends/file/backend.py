@@ -141,10 +141,9 @@ class FileBackend(Backend):
     async def list_run_ids(self) -> list[str]:
         return await self._run(self._list_sync)
 
-    async def run_versions(self, run_ids: Sequence[str] | None = None) -> dict[str, object]:
+    async def run_versions(self, run_ids: Sequence[str]) -> dict[str, object]:
         """Size, mtime and inode of each journal: every acknowledged append grows the file (see ``Backend``)."""
-        ids = await self.list_run_ids() if run_ids is None else run_ids
-        return await self._run(self._directory.versions, ids)
+        return await self._run(self._directory.versions, run_ids)
 
     def derived_data_dir(self) -> Path:
         return self._dir
