@@ -40,6 +40,7 @@ import grpc
 from bench import load, processes, workload
 from bench.harness import FULL, LOWER, Context, Row, figure_target, median, percentile, ratio_target, table
 from runjournal.v1 import journal_service_pb2 as service_pb
+from runjournal.v1.journal_service_pb2_grpc import JournalServiceStub
 
 SECTION = 6
 FULL_WALK = ("--list-without-index",)
@@ -357,7 +358,9 @@ def _one_restart(
         # (``listing/upkeep.py``), so start + this page is when every listing is answered from the index.
         with grpc.insecure_channel(server.address) as channel:
             t0 = time.perf_counter()
-            _list_runs(channel)(service_pb.ListRunsRequest(page_size=100, waiting_for_person=True), timeout=600)
+            JournalServiceStub(channel).ListRuns(
+                service_pb.ListRunsRequest(page_size=100, waiting_for_person=True), timeout=600
+            )
             out["start_to_inbox_s"] = started + time.perf_counter() - t0
         with Bystander(server.address) as idle:
             threading.Event().wait(IDLE_BYSTANDER_SECONDS)
@@ -374,7 +377,7 @@ def _one_restart(
             ),
         }
         with Bystander(server.address) as busy, grpc.insecure_channel(server.address) as channel:
-            list_runs = _list_runs(channel)
+            list_runs = JournalServiceStub(channel).ListRuns
             for name, (request, expected) in asks.items():
                 t0 = time.perf_counter()
                 response = list_runs(request, timeout=600)
@@ -387,14 +390,6 @@ def _one_restart(
     figures = ", ".join(f"{k} {v:.1f}" for k, v in out.items())
     ctx.log(f"list restart ({'index' if indexed else 'no index'}): {figures}")
     return out
-
-
-def _list_runs(channel: grpc.Channel) -> grpc.UnaryUnaryMultiCallable:
-    return channel.unary_unary(
-        "/runjournal.v1.JournalService/ListRuns",
-        request_serializer=service_pb.ListRunsRequest.SerializeToString,
-        response_deserializer=service_pb.ListRunsResponse.FromString,
-    )
 
 
 BYSTANDER_RUN = "bystander-run"
