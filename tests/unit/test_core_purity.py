@@ -23,6 +23,7 @@ ALLOWED_ROOTS = frozenset(
         "functools",
         "hashlib",
         "json",
+        "orjson",
         "re",
         "types",
         "typing",
@@ -33,7 +34,7 @@ ALLOWED_ROOTS = frozenset(
         "runjournal_server.core",
     }
 )
-"""What a core module may import: pure standard modules, protobuf, the generated messages, the client's table of
+"""What a core module may import: pure standard modules, orjson (canonical JSON, ``core/records.py``), protobuf, the generated messages, the client's table of
 error metadata (the one vocabulary the server and every client read)."""
 FORBIDDEN_CALLS = frozenset({"open", "print", "input", "exec", "eval", "__import__"})
 

@@ -1004,3 +1004,55 @@ def test_the_fast_payload_walker_equals_message_to_dict(record: pb.JournalRecord
 
     payload = getattr(record, record.WhichOneof("payload"))
     assert to_json_dict(payload) == json_format.MessageToDict(payload, preserving_proto_field_name=True)
+
+
+# ---------------------------------------------------------------------------
+# The fast canonical encoder (orjson) on a known kind's body: exact where it is used.
+
+_JSON_TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=24)
+_FLOATLESS_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(1 << 63), (1 << 64) - 1) | _JSON_TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_JSON_TEXT, inner, max_size=4),
+    max_leaves=24,
+)
+
+
+@settings(max_examples=1000)
+@given(_FLOATLESS_JSON)
+def test_the_fast_canonical_encoder_equals_the_documented_one_on_json_without_floats(value: object) -> None:
+    from runjournal_server.core.records import _canonical_of_payload
+
+    assert _canonical_of_payload(value) == canonical(value)
+
+
+def test_the_fast_canonical_encoder_escapes_every_character_as_the_documented_one() -> None:
+    from runjournal_server.core.records import _canonical_of_payload
+
+    every = "".join(chr(point) for point in range(0x3000)) + "\u2028\u2029\ufeff\U0001f600\U0010ffff"
+    assert _canonical_of_payload({"t": every, every: [every]}) == canonical({"t": every, every: [every]})
+
+
+def test_no_record_field_is_a_float_the_one_json_shape_where_the_fast_encoder_would_differ() -> None:
+    seen: set[str] = set()
+    floats: list[str] = []
+
+    def walk(message: Any) -> None:
+        if message.full_name in seen:
+            return
+        seen.add(message.full_name)
+        for field in message.fields:
+            if field.cpp_type in (FieldDescriptor.CPPTYPE_FLOAT, FieldDescriptor.CPPTYPE_DOUBLE):
+                floats.append(f"{message.full_name}.{field.name}")
+            if field.message_type is not None:
+                walk(field.message_type)
+
+    walk(pb.JournalRecord.DESCRIPTOR)
+    assert len(seen) > 20  # the walk reached every payload's messages
+    assert floats == []
+
+
+def test_an_unknown_optional_kind_with_floats_is_still_read_by_the_documented_encoder() -> None:
+    body = canonical({"id": "runjournal.v1.gauge", "optional": True, "payload": {"big": 1e16, "x": 0.1}, "seq": 2})
+    stored = decode(wrap(body))
+    assert stored.record is None
+    assert stored.body == body

@@ -28,6 +28,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from runjournal.v1 import records_pb2 as pb
 from runjournal_server.core.errors import InvalidRecordError, RecordTooLargeError
 from runjournal_server.core.kinds import FORMAT_VERSION, MAX_SEQ, PROTOCOL_PREFIX, Kind, kind_named, kind_of
@@ -119,18 +120,33 @@ def _unwrap(line: bytes) -> bytes:
 
 
 def _canonical(obj: object) -> bytes:
+    """The canonical JSON of any JSON value: keys sorted, no spaces, UTF-8 text (nothing \\u-escaped but controls)."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-def _body(seq: int, kind_name: str, optional: bool, payload: object) -> bytes:
+def _canonical_of_payload(obj: object) -> bytes:
+    """``_canonical`` of a body whose payload ``to_json_dict`` built, in a tenth of the time (orjson).
+
+    Exact only on what that walk produces: strings, booleans, integers of at
+    most 64 bits, lists and objects, nested as shallowly as the record schema
+    allows. No record field is a float or double, where the two encoders'
+    number forms differ (tests/unit/test_canonical_json.py pins all of it).
+    A stored body of an unknown kind may hold any JSON, so it goes through
+    ``_canonical``. On an append this was 13% of the server's work per record.
+    """
+    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+
+
+def _body_object(seq: int, kind_name: str, optional: bool, payload: object) -> dict[str, object]:
     obj: dict[str, object] = {"id": PROTOCOL_PREFIX + kind_name, "seq": seq, "payload": payload}
     if optional:
         obj["optional"] = True
-    return _canonical(obj)
+    return obj
 
 
 def _record_body(record: pb.JournalRecord, kind: Kind) -> bytes:
-    return _body(record.seq, kind.value, record.optional, to_json_dict(getattr(record, kind.value)))
+    payload = to_json_dict(getattr(record, kind.value))
+    return _canonical_of_payload(_body_object(record.seq, kind.value, record.optional, payload))
 
 
 def encode(
@@ -265,7 +281,7 @@ def decode(line: bytes) -> StoredRecord:
                 seq=seq,
             )
         record = None
-        expected = _body(seq, kind_name, optional, payload)
+        expected = _canonical(_body_object(seq, kind_name, optional, payload))
     else:
         record = _parse_record(seq, kind, optional, payload)
         try:
