@@ -56,6 +56,11 @@ class ServerWritten:
     because: str
     names_caller: bool
 
+    @property
+    def kind(self) -> str:
+        """The record kind this part belongs to."""
+        return self.field.partition(".")[0]
+
     def is_in(self, record: pb.JournalRecord) -> bool:
         """Whether ``record`` carries this part."""
         kind, _, name = self.field.partition(".")
@@ -123,9 +128,16 @@ SERVER_WRITTEN = (
 """Every part of a record only the server writes (why each: the module docstring)."""
 
 
+_BY_KIND: dict[str, tuple[ServerWritten, ...]] = {
+    kind: tuple(part for part in SERVER_WRITTEN if part.kind == kind) for kind in {part.kind for part in SERVER_WRITTEN}
+}
+"""The parts by record kind: every appended record is checked, and most kinds (assistant turns) have none."""
+
+
 def server_written(record: pb.JournalRecord) -> ServerWritten | None:
     """The part of ``record`` only the server writes, or None when a client may write all of it."""
-    return next((part for part in SERVER_WRITTEN if part.is_in(record)), None)
+    parts = _BY_KIND.get(record.WhichOneof("payload") or "", ())
+    return next((part for part in parts if part.is_in(record)), None)
 
 
 def refuse_server_written(record: pb.JournalRecord) -> None:
