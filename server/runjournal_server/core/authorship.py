@@ -61,12 +61,10 @@ class ServerWritten:
         """The record kind this part belongs to."""
         return self.field.partition(".")[0]
 
-    def is_in(self, record: pb.JournalRecord) -> bool:
-        """Whether ``record`` carries this part."""
-        kind, _, name = self.field.partition(".")
-        if record.WhichOneof("payload") != kind:
-            return False
-        return not name or any(field.name == name for field, _ in getattr(record, kind).ListFields())
+    @property
+    def payload_field(self) -> str:
+        """The payload field this part is, or "" when it is the whole record."""
+        return self.field.partition(".")[2]
 
     @property
     def refusal(self) -> str:
@@ -128,16 +126,25 @@ SERVER_WRITTEN = (
 """Every part of a record only the server writes (why each: the module docstring)."""
 
 
-_BY_KIND: dict[str, tuple[ServerWritten, ...]] = {
-    kind: tuple(part for part in SERVER_WRITTEN if part.kind == kind) for kind in {part.kind for part in SERVER_WRITTEN}
-}
-"""The parts by record kind: every appended record is checked, and most kinds (assistant turns) have none."""
+_BY_KIND: dict[str, dict[str, ServerWritten]] = {}
+for _part in SERVER_WRITTEN:
+    _BY_KIND.setdefault(_part.kind, {})[_part.payload_field] = _part
+"""The parts by record kind, then by payload field: every appended record is checked, and the common kinds
+(assistant turns) have none."""
 
 
 def server_written(record: pb.JournalRecord) -> ServerWritten | None:
-    """The part of ``record`` only the server writes, or None when a client may write all of it."""
-    parts = _BY_KIND.get(record.WhichOneof("payload") or "", ())
-    return next((part for part in parts if part.is_in(record)), None)
+    """The part of ``record`` only the server writes, or None when a client may write all of it.
+
+    A payload field is the server's when set to anything but its default (proto3: what ``ListFields`` lists).
+    """
+    kind = record.WhichOneof("payload")
+    parts = _BY_KIND.get(kind) if kind is not None else None
+    if not parts:
+        return None
+    if "" in parts:
+        return parts[""]
+    return next((parts[field.name] for field, _ in getattr(record, kind).ListFields() if field.name in parts), None)
 
 
 def refuse_server_written(record: pb.JournalRecord) -> None:
