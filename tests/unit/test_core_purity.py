@@ -34,8 +34,9 @@ ALLOWED_ROOTS = frozenset(
         "runjournal_server.core",
     }
 )
-"""What a core module may import: pure standard modules, orjson (canonical JSON, ``core/records.py``), protobuf, the generated messages, the client's table of
-error metadata (the one vocabulary the server and every client read)."""
+"""What a core module may import: pure standard modules, orjson (canonical JSON, ``core/records.py``), protobuf,
+the generated messages, the client's table of error metadata (the one vocabulary the server and every client
+read)."""
 FORBIDDEN_CALLS = frozenset({"open", "print", "input", "exec", "eval", "__import__"})
 
 

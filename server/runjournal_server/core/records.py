@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+
 from runjournal.v1 import records_pb2 as pb
 from runjournal_server.core.errors import InvalidRecordError, RecordTooLargeError
 from runjournal_server.core.kinds import FORMAT_VERSION, MAX_SEQ, PROTOCOL_PREFIX, Kind, kind_named, kind_of
