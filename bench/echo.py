@@ -8,7 +8,8 @@ the floor under any durable append a grpc.aio server acknowledges, with the
 hop to a thread and back the standards require, and no rule, fold or journal.
 
 Same process model as ``runjournal serve`` (its own Python process, one
-grpc.aio server, the same message limits) with no work at all: the bytes are
+grpc.aio server on the same event loop, uvloop unless ``--event-loop asyncio``,
+the same message limits) with no work at all: the bytes are
 neither parsed nor stored. Clients call it exactly as they call ``Append``
 (the same request messages, serialized the same way), so the difference
 between the two is what runjournal itself costs. Run as
@@ -142,15 +143,21 @@ async def serve(listen: str, sync_dir: Path) -> None:
 
 
 def main() -> None:
+    # Here, not at the top: the bench's own process imports this module for the method names only.
+    from runjournal_server.app import event_loop_factory
+    from runjournal_server.config import EVENT_LOOPS
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--listen", default="127.0.0.1:0")
     parser.add_argument("--sync-dir", type=Path, help="where SyncedEcho's file is written (default: a temporary one)")
+    parser.add_argument("--event-loop", choices=EVENT_LOOPS, default="uvloop", help="as runjournal serve's setting")
     args = parser.parse_args()
-    if args.sync_dir is not None:
-        asyncio.run(serve(args.listen, args.sync_dir))
-        return
-    with tempfile.TemporaryDirectory(prefix="runjournal-echo-") as scratch:
-        asyncio.run(serve(args.listen, Path(scratch)))
+    with asyncio.Runner(loop_factory=event_loop_factory(args.event_loop)) as runner:
+        if args.sync_dir is not None:
+            runner.run(serve(args.listen, args.sync_dir))
+            return
+        with tempfile.TemporaryDirectory(prefix="runjournal-echo-") as scratch:
+            runner.run(serve(args.listen, Path(scratch)))
 
 
 if __name__ == "__main__":

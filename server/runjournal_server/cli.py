@@ -81,7 +81,7 @@ def _add_command(commands: argparse._SubParsersAction, name: str, help_line: str
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from runjournal_server.app import ServerStartError, serve
+    from runjournal_server.app import ServerStartError, event_loop_factory, serve
 
     try:
         config = config_module.load(args)
@@ -99,7 +99,8 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"runjournal metrics on {address}", flush=True)
 
     try:
-        asyncio.run(serve(config, on_ready=ready, on_metrics_ready=metrics_ready))
+        with asyncio.Runner(loop_factory=event_loop_factory(config.event_loop)) as runner:
+            runner.run(serve(config, on_ready=ready, on_metrics_ready=metrics_ready))
     except ServerStartError as err:
         print(f"runjournal: {err}", file=sys.stderr)
         return 1

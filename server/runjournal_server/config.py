@@ -25,6 +25,7 @@ ENV_PREFIX = "RUNJOURNAL_"
 CONFIG_FILE_ENV = "RUNJOURNAL_CONFIG"
 BACKENDS = ("file", "jetstream")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+EVENT_LOOPS = ("uvloop", "asyncio")
 DEFAULT_MAX_BATCH_BYTES = 4 * 1024 * 1024
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_CONCURRENT_RPCS = 128
@@ -207,6 +208,12 @@ SETTINGS: tuple[Setting, ...] = (
         "ListRuns reads every run, keeping no listing index (slow with many runs: for comparison and diagnosis)",
     ),
     Setting("io_threads", _positive_int, 32, "threads for disk I/O and fsync"),
+    Setting(
+        "event_loop",
+        _choice(EVENT_LOOPS),
+        "uvloop",
+        "the event loop the server runs on: uvloop (libuv, in C: less CPU per call) or the standard asyncio one",
+    ),
     Setting("shutdown_grace_seconds", _non_negative_float, 10.0, "time to drain in-flight calls on SIGTERM"),
     Setting("log_level", _choice(LOG_LEVELS, upper=True), "INFO", "logging level"),
     Setting("tls_cert", Path, None, "PEM server certificate chain; enables TLS (with tls_key)"),
@@ -264,6 +271,7 @@ class Config:
     list_without_index: bool = False
     """True: no listing index (listing/upkeep.py); every ListRuns reads every run."""
     io_threads: int = 32
+    event_loop: str = "uvloop"
     shutdown_grace_seconds: float = 10.0
     log_level: str = "INFO"
     tls_cert: Path | None = None

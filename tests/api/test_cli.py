@@ -84,3 +84,24 @@ def test_runs_show_draws_the_sub_agent_tree_and_the_inbox_names_a_childs_root(st
     assert inbox.returncode == 0, inbox.stderr
     row = next(line for line in inbox.stdout.splitlines() if line.startswith(child))
     assert "which region?" in row and f"(sub-agent of {parent})" in row
+
+
+def test_serve_runs_on_uvloop_by_default_and_on_the_standard_loop_when_set(journal_server, tmp_path):
+    assert "serving on the uvloop event loop" in journal_server.log()  # the session's servers: the default
+
+    from grpc import insecure_channel
+
+    from runjournal.v1 import journal_service_pb2_grpc
+    from tests.servers import ServerProcess
+
+    server = ServerProcess(tmp_path / "data", extra_args=("--event-loop", "asyncio", "--log-level", "INFO")).start()
+    try:
+        run_id = new_run_id("asyncio-loop")
+        with insecure_channel(server.address) as channel:
+            reply = journal_service_pb2_grpc.JournalServiceStub(channel).Append(
+                pb.AppendRequest(run_id=run_id, record=b.meta(run_id=run_id)), timeout=30
+            )
+        assert reply.last_seq == 1
+    finally:
+        assert server.stop() == 0, server.log()
+    assert "serving on the asyncio event loop" in server.log()
