@@ -8,7 +8,8 @@ the floor under any durable append a grpc.aio server acknowledges, with the
 hop to a thread and back the standards require, and no rule, fold or journal.
 
 Same process model as ``runjournal serve`` (its own Python process, one
-grpc.aio server on the same event loop, uvloop unless ``--event-loop asyncio``,
+grpc.aio server on the same event loop, uvloop unless ``--event-loop asyncio`` or
+``RUNJOURNAL_EVENT_LOOP=asyncio``, which the server reads too,
 the same message limits) with no work at all: the bytes are
 neither parsed nor stored. Clients call it exactly as they call ``Append``
 (the same request messages, serialized the same way), so the difference
@@ -150,7 +151,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--listen", default="127.0.0.1:0")
     parser.add_argument("--sync-dir", type=Path, help="where SyncedEcho's file is written (default: a temporary one)")
-    parser.add_argument("--event-loop", choices=EVENT_LOOPS, default="uvloop", help="as runjournal serve's setting")
+    parser.add_argument(
+        "--event-loop",
+        choices=EVENT_LOOPS,
+        default=os.environ.get("RUNJOURNAL_EVENT_LOOP", "uvloop"),
+        help="as runjournal serve's setting, and like it read from $RUNJOURNAL_EVENT_LOOP when not given",
+    )
     args = parser.parse_args()
     with asyncio.Runner(loop_factory=event_loop_factory(args.event_loop)) as runner:
         if args.sync_dir is not None:

@@ -260,10 +260,10 @@ def event_loop_factory(name: str) -> Callable[[], asyncio.AbstractEventLoop]:
     """What makes the event loop ``serve`` runs on, by the ``event_loop`` setting.
 
     uvloop (libuv's loop, in C) is the default: grpc.aio schedules several
-    callbacks and futures per call, and on its loop a unary Append took 10-17%
-    less server CPU than on the standard library's (docs/performance.md, row
-    20). ``asyncio`` is there for a platform without uvloop (Windows) and to
-    tell a loop's fault from the server's.
+    callbacks and futures per call, and on its loop a unary Append took 11-16%
+    less server CPU at one run, 5-24% at 64 (docs/performance.md, section 20).
+    ``asyncio`` is there for a platform without uvloop (Windows) and to tell a
+    loop's fault from the server's.
     """
     if name == "asyncio":
         return asyncio.new_event_loop
