@@ -127,10 +127,10 @@ SERVER_WRITTEN = (
 
 
 _BY_KIND: dict[str, dict[str, ServerWritten]] = {}
+"""The parts by record kind, then by payload field ("" for a whole record): every appended record is
+checked, and the common kinds (assistant turns) have none."""
 for _part in SERVER_WRITTEN:
     _BY_KIND.setdefault(_part.kind, {})[_part.payload_field] = _part
-"""The parts by record kind, then by payload field: every appended record is checked, and the common kinds
-(assistant turns) have none."""
 
 
 def server_written(record: pb.JournalRecord) -> ServerWritten | None:

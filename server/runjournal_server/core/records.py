@@ -131,9 +131,9 @@ def _canonical_of_payload(obj: object) -> bytes:
     Exact only on what that walk produces: strings, booleans, integers of at
     most 64 bits, lists and objects, nested as shallowly as the record schema
     allows. No record field is a float or double, where the two encoders'
-    number forms differ (tests/unit/test_canonical_json.py pins all of it).
-    A stored body of an unknown kind may hold any JSON, so it goes through
-    ``_canonical``. On an append this was 13% of the server's work per record.
+    number forms differ (tests/unit/test_records.py pins all of it). A
+    stored body of an unknown kind may hold any JSON, so it goes through
+    ``_canonical``. ``json.dumps`` was 13% of an append's Python.
     """
     return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
 
