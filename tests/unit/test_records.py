@@ -1056,3 +1056,14 @@ def test_an_unknown_optional_kind_with_floats_is_still_read_by_the_documented_en
     stored = decode(wrap(body))
     assert stored.record is None
     assert stored.body == body
+
+
+def test_a_body_over_the_fast_encoders_size_is_the_documented_one_too() -> None:
+    from runjournal_server.core.records import FAST_BODY_BYTES
+
+    record = BASES[Kind.NOTE]()
+    record.note.text = ("large \u00e9\u2028\x01 \U0001f600 " * (FAST_BODY_BYTES // 8))[: FAST_BODY_BYTES + 1000]
+    stored = encode(record)
+    assert len(stored.body) > FAST_BODY_BYTES
+    assert stored.line == line_of(record)
+    assert decode(stored.line) == stored

@@ -138,6 +138,20 @@ def _canonical_of_payload(obj: object) -> bytes:
     return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
 
 
+FAST_BODY_BYTES = 64 * 1024
+"""A known kind's body up to this size is made canonical by orjson, a larger one by ``json.dumps``.
+
+orjson pays off per call, on the small records of a run's steady appends.
+On a large body its output buffer, grown by doubling, raised glibc's
+dynamic mmap threshold past the size of the server's other large buffers,
+which then stayed on the heap after use: 16 readers stalled on a run of
+1000 KiB records grew the server by 109-111 MiB instead of 93-97
+(docs/performance.md, section 20). The size decided on is the record's
+wire size on the way in (it bounds the body from below) and the stored
+body's on the way out.
+"""
+
+
 def _body_object(seq: int, kind_name: str, optional: bool, payload: object) -> dict[str, object]:
     obj: dict[str, object] = {"id": PROTOCOL_PREFIX + kind_name, "seq": seq, "payload": payload}
     if optional:
@@ -145,9 +159,10 @@ def _body_object(seq: int, kind_name: str, optional: bool, payload: object) -> d
     return obj
 
 
-def _record_body(record: pb.JournalRecord, kind: Kind) -> bytes:
-    payload = to_json_dict(getattr(record, kind.value))
-    return _canonical_of_payload(_body_object(record.seq, kind.value, record.optional, payload))
+def _record_body(record: pb.JournalRecord, kind: Kind, size: int) -> bytes:
+    """The canonical body of a known kind's record; ``size``: see ``FAST_BODY_BYTES``."""
+    body = _body_object(record.seq, kind.value, record.optional, to_json_dict(getattr(record, kind.value)))
+    return _canonical_of_payload(body) if size <= FAST_BODY_BYTES else _canonical(body)
 
 
 def encode(
@@ -162,10 +177,11 @@ def encode(
     record's ``ByteSize()`` when the caller has it already (see
     ``refuse_surely_too_large``).
     """
-    refuse_surely_too_large(record, max_record_bytes, wire_size)
+    size = record.ByteSize() if wire_size is None else wire_size
+    refuse_surely_too_large(record, max_record_bytes, size)
     validate(record)
     kind = kind_of(record)
-    body = _record_body(record, kind)
+    body = _record_body(record, kind, size)
     line = to_line(body)
     if len(line) > max_record_bytes:
         raise RecordTooLargeError(len(line), max_record_bytes, seq=record.seq)
@@ -289,7 +305,7 @@ def decode(line: bytes) -> StoredRecord:
             validate(record)
         except InvalidRecordError as err:
             raise RecordDecodeError(f"invalid record: {err}", seq=seq) from err
-        expected = _record_body(record, kind)
+        expected = _record_body(record, kind, len(body))
     if expected != body:
         raise RecordDecodeError("record body is not in canonical form (re-encoding it gives different bytes)", seq=seq)
     return StoredRecord(seq=seq, kind=kind or kind_name, optional=optional, record=record, body=body, line=line)
