@@ -168,8 +168,7 @@ def unary_rows(c: int, results: dict[str, list[Measurement]]) -> list[Row]:
             Row(1, f"unary Append, {runs}: {name}", figure, "ms", files, median([pick(m) for m in fsync]), LOWER)
         )
     rows.append(_cpu_row(1, f"unary Append, {runs}: server CPU per append", append, echo, "echo server, per call"))
-    if "synced" in results:
-        rows += synced_rows(runs, append, results["synced"])
+    rows += synced_rows(runs, append, results["synced"])
     fsyncs = Row(
         1,
         f"unary Append, {runs}: fsyncs per append (counted)",

@@ -146,7 +146,7 @@ async def serve(listen: str, sync_dir: Path) -> None:
 def main() -> None:
     # Here, not at the top: the bench's own process imports this module for the method names only.
     from runjournal_server.app import event_loop_factory
-    from runjournal_server.config import EVENT_LOOPS
+    from runjournal_server.config import EVENT_LOOPS, load
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--listen", default="127.0.0.1:0")
@@ -154,8 +154,8 @@ def main() -> None:
     parser.add_argument(
         "--event-loop",
         choices=EVENT_LOOPS,
-        default=os.environ.get("RUNJOURNAL_EVENT_LOOP", "uvloop"),
-        help="as runjournal serve's setting, and like it read from $RUNJOURNAL_EVENT_LOOP when not given",
+        default=load(argparse.Namespace()).event_loop,
+        help="as runjournal serve's setting; when not given, read as the server reads it ($RUNJOURNAL_EVENT_LOOP)",
     )
     args = parser.parse_args()
     with asyncio.Runner(loop_factory=event_loop_factory(args.event_loop)) as runner:

@@ -290,9 +290,9 @@ async def serve(
     fd_limit = raise_fd_limit()
     max_open = open_journal_bound(config, fd_limit)
     log.info("keeping at most %d open journals (file-descriptor limit %d)", max_open, fd_limit)
-    log.info("serving on the %s event loop", type(asyncio.get_running_loop()).__module__.partition(".")[0])
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+    log.info("serving on the %s event loop", type(loop).__module__.partition(".")[0])
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     executor = ThreadPoolExecutor(max_workers=config.io_threads, thread_name_prefix="runjournal-io")
