@@ -28,7 +28,7 @@ from runjournal_server.backends.jetstream.config import (
     stream_problems,
     subject_covers,
 )
-from runjournal_server.backends.jetstream.journal import RIDE_THROUGH_TIMEOUTS
+from runjournal_server.backends.jetstream.ride_through import WINDOW_TIMEOUTS
 from runjournal_server.core.errors import (
     CorruptJournalError,
     RunExistsError,
@@ -445,8 +445,8 @@ async def test_a_nats_restart_keeps_every_acknowledged_record_and_appends_fail_o
         started = time.monotonic()
         with pytest.raises(StorageUnavailableError):
             await journal.append(turns(7, 7))
-        # It is published again while NATS is away, for RIDE_THROUGH_TIMEOUTS request timeouts (journal.py).
-        assert time.monotonic() - started < (RIDE_THROUGH_TIMEOUTS + 2) * 1.0, "an append must fail within its window"
+        # It is published again while NATS is away, for WINDOW_TIMEOUTS request timeouts (ride_through.py).
+        assert time.monotonic() - started < (WINDOW_TIMEOUTS + 2) * 1.0, "an append must fail within its window"
         with pytest.raises(StorageUnavailableError):
             await backend.load(RUN)
         assert journal.last_seq == 6

@@ -12,6 +12,7 @@ One idea a module:
 * ``staging.py``: a creation larger than one atomic batch, staged then committed;
 * ``journal.py``: ``JetStreamJournal``, a held run and its fenced appends and refresh;
 * ``publish.py``: publish once, then read the targets back to settle an unclear answer;
+* ``ride_through.py``: a write the stream cannot take now, published again through a leader change;
 * ``reading.py``: loads, bounded stream windows, the ends and tail, the stray-subject check;
 * ``fetch.py``: a long run's records read through one consumer;
 * ``tombstones.py``: deleting a run: its tombstone fenced on the run, then its erasure;

@@ -18,6 +18,13 @@ else is CORRUPT_JOURNAL naming it (``remains.py``).
 
 A creation larger than one atomic batch carries is staged first
 (``staging.py``).
+
+A creation rides through a leader change as an append does
+(``ride_through.py``): no answer and nothing found on the read-back, "no
+responders" (an R3 stream just created, whose interest has not reached every
+node yet, answers so for a moment), or a 503 refusal is published again; a
+resend that finds the earlier attempt landed after all finds the run
+taken, which ``runs/`` answers as a duplicate when the meta is the same.
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ from runjournal_server.backends.jetstream.publish import (
     publish_once,
 )
 from runjournal_server.backends.jetstream.reading import StreamReader
+from runjournal_server.backends.jetstream.ride_through import NotNow, is_not_now, ride_through
 from runjournal_server.backends.jetstream.staging import StagedCreation, needs_staging
 from runjournal_server.core.errors import StorageFullError, StorageUnavailableError
 from runjournal_server.core.records import StoredRecord
@@ -65,7 +73,11 @@ class Creation:
         self._run_id = run_id
 
     async def store(self, batch: list[StoredRecord]) -> int:
-        """Store ``batch`` (seqs 1, 2, ..., checked) as the new run, all or nothing."""
+        """Store ``batch`` (seqs 1, 2, ..., checked) as the new run, all or nothing, again while the stream
+        cannot take it now (see the module docstring)."""
+        return await ride_through(lambda: self._store(batch), self._api.timeout)
+
+    async def _store(self, batch: list[StoredRecord]) -> int:
         run_id, api = self._run_id, self._api
         if needs_staging(batch):  # more than one atomic batch carries: staged, then committed
             return await StagedCreation(api, self._layout, self._reader, self._own, run_id).store(batch)
@@ -92,9 +104,11 @@ class Creation:
                 own=self._own,
             )
         except NotDeliveredError as err:
-            raise StorageUnavailableError(run_id, f"creating the run: {err}") from err
+            raise NotNow(StorageUnavailableError(run_id, f"creating the run: {err}")) from err
         except ReadBackError as err:
-            raise StorageUnavailableError(run_id, f"reading from stream {api.stream}: {err.cause}") from err.cause
+            raise NotNow(
+                StorageUnavailableError(run_id, f"reading from stream {api.stream}: {err.cause}")
+            ) from err.cause
         match outcome:
             case Stored(stream_seq):
                 return stream_seq
@@ -103,12 +117,15 @@ class Creation:
                     return None
                 if is_full(refusal):
                     raise StorageFullError(run_id, f"creating the run: {refusal}") from refusal
-                raise StorageUnavailableError(run_id, f"creating the run: {refusal}") from refusal
+                unavailable = StorageUnavailableError(run_id, f"creating the run: {refusal}")
+                if is_not_now(refusal):
+                    raise NotNow(unavailable) from refusal
+                raise unavailable from refusal
             case Occupied():
                 return None
             case Empty(Answer(no_answer=NoAnswerError() as lost)):
-                raise StorageUnavailableError(
-                    run_id, f"creating the run got no ack ({lost}); nothing is stored"
+                raise NotNow(
+                    StorageUnavailableError(run_id, f"creating the run got no ack ({lost}); nothing is stored")
                 ) from lost
             case _:
                 raise StorageUnavailableError(

@@ -8,30 +8,20 @@ every record needs its predecessor) means this writer's view is the whole
 run; unlike a fence over the run's wildcard, its cost does not grow with the
 run. A reply that is not a clean ack is settled by ``publish.publish_once``.
 
-**Riding through a leader change.** While the stream has no leader (an
-election takes about 6 s after its leader dies or hangs) or this replica is
-reconnecting, a publish gets no answer, or one that says the stream cannot
-take it now, and the read-back finds nothing of ours or cannot be made. Such
-an append is published again, the very same messages fenced on the same
-tail, every ``RIDE_THROUGH_PAUSE_SECONDS`` for up to
-``RIDE_THROUGH_TIMEOUTS`` request timeouts (or until the call is cancelled,
-at its deadline): the fence makes the resend safe (an earlier attempt that
-landed after all refuses it, and the read-back then finds our bytes: a
-verified duplicate). So a worker's Append waits through a failover instead
-of being answered STORAGE_UNAVAILABLE; docs/jetstream-backend.md has the
-measured waits.
+**Riding through a leader change** (``ride_through.py``): a publish that got
+no answer, or one that says the stream cannot take it now, and whose
+read-back found nothing of ours or could not be made, is ``NotNow``, and is
+published again, the very same messages fenced on the same tail. So a
+worker's Append waits through a failover instead of being answered
+STORAGE_UNAVAILABLE; docs/jetstream-backend.md has the measured waits.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Callable, Sequence
 
 from runjournal_server.backends.jetstream.api import (
-    ERR_INSUFFICIENT_RESOURCES,
-    ERR_STORE_FAILED,
-    ApiError,
     JetStreamApi,
     NotDeliveredError,
     Outgoing,
@@ -53,6 +43,7 @@ from runjournal_server.backends.jetstream.publish import (
     publish_once,
 )
 from runjournal_server.backends.jetstream.reading import StreamReader
+from runjournal_server.backends.jetstream.ride_through import NotNow, is_not_now, ride_through
 from runjournal_server.backends.jetstream.tombstones import decode as decode_tombstone
 from runjournal_server.backends.journal import Journal, WriteRaceError
 from runjournal_server.core.errors import (
@@ -65,30 +56,9 @@ from runjournal_server.core.records import StoredRecord
 
 REFRESH_WINDOW_MAX = 64
 """The most subjects ``refresh`` reads at once (after 4, then 16), once it knows something is new."""
-RIDE_THROUGH_TIMEOUTS = 4
-"""How long an append is published again while the stream cannot take it (see the module docstring), in
-request timeouts: 20 s at the default 5 s, longer than an election after a node dies or hangs (about 6 s,
-plus 1-2 s to leave a hung node)."""
-RIDE_THROUGH_PAUSE_SECONDS = 0.25
 CATCH_UP_ROUNDS = 3
 """How many times ``refresh`` reads on from where a barrier found the run goes on, before answering
 STORAGE_UNAVAILABLE: once is the stale-node case; more is a run other writers extend as fast as it is read."""
-
-
-log = logging.getLogger("runjournal_server.backends.jetstream")
-
-
-class _NotNow(Exception):
-    """The stream could not take the batch now, and nothing of it is known stored: publish it again."""
-
-    def __init__(self, error: StorageUnavailableError) -> None:
-        super().__init__(str(error))
-        self.error = error
-
-
-def _not_now(refusal: ApiError) -> bool:
-    """A refusal that says "not now" (503: no leader, JetStream temporarily unavailable), not "never"."""
-    return refusal.code == 503 and refusal.err_code not in (ERR_INSUFFICIENT_RESOURCES, ERR_STORE_FAILED)
 
 
 def check_batch_size(run_id: str, batch: Sequence[StoredRecord]) -> None:
@@ -277,22 +247,7 @@ class JetStreamJournal(Journal):
     # ------------------------------------------------------------ writing
 
     async def _write(self, batch: list[StoredRecord]) -> None:
-        """``_write_once``, again while the stream cannot take the batch now (see the module docstring)."""
-        loop = asyncio.get_running_loop()
-        window = RIDE_THROUGH_TIMEOUTS * self._api().timeout
-        deadline = loop.time() + window
-        told = False
-        while True:
-            try:
-                await self._write_once(batch)
-                return
-            except _NotNow as not_now:
-                if loop.time() >= deadline:
-                    raise not_now.error from not_now.__cause__
-                if not told:
-                    told = True
-                    log.info("%s; publishing again for up to %g s", not_now.error.message, window)
-            await asyncio.sleep(RIDE_THROUGH_PAUSE_SECONDS)
+        await ride_through(lambda: self._write_once(batch), self._api().timeout)
 
     async def _write_once(self, batch: list[StoredRecord]) -> None:
         """Publish the batch fenced on our tail; advance only on an ack or a verified read-back.
@@ -312,10 +267,10 @@ class JetStreamJournal(Journal):
         try:
             outcome = await publish_once(api, lambda: self._send(api, targets), targets, own=self._own)
         except NotDeliveredError as err:
-            raise _NotNow(StorageUnavailableError(self.run_id, f"appending seq {first}: {err}")) from err
+            raise NotNow(StorageUnavailableError(self.run_id, f"appending seq {first}: {err}")) from err
         except ReadBackError as err:
             what = self._what(first, err.answer)
-            raise _NotNow(
+            raise NotNow(
                 StorageUnavailableError(self.run_id, f"{what}, and reading seq {first} back failed too ({err.cause})")
             ) from err.cause
         match outcome:
@@ -334,8 +289,8 @@ class JetStreamJournal(Journal):
                 if answer.refusal is not None and is_full(answer.refusal):
                     raise StorageFullError(self.run_id, what)
                 unavailable = StorageUnavailableError(self.run_id, f"{what}; nothing is stored at seq {first}")
-                if answer.refusal is None or _not_now(answer.refusal):
-                    raise _NotNow(unavailable)
+                if answer.refusal is None or is_not_now(answer.refusal):
+                    raise NotNow(unavailable)
                 raise unavailable
 
     @staticmethod

@@ -33,6 +33,10 @@ staged nothing yet (``clearing.py``), which then stages from the start; a
 creation whose own stages were cleared so lost the id to a rival:
 RUN_EXISTS. Remains that are not marked stages are CORRUPT_JOURNAL
 (``remains.py``).
+
+A stage or commit the stream cannot take now (a leader change) is
+``NotNow``: ``creating.py`` begins the creation again, which resumes the
+stages that landed, as a retry does.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ from runjournal_server.backends.jetstream.layout import Layout, write_headers
 from runjournal_server.backends.jetstream.own_writes import OwnWrites
 from runjournal_server.backends.jetstream.publish import Answered, Empty, Occupied, ReadBackError, Stored, publish_once
 from runjournal_server.backends.jetstream.reading import StreamReader
+from runjournal_server.backends.jetstream.ride_through import NotNow, is_not_now
 from runjournal_server.core.errors import RunExistsError, StorageFullError, StorageUnavailableError
 from runjournal_server.core.records import StoredRecord
 
@@ -135,9 +140,9 @@ class StagedCreation:
                 own=self._own,
             )
         except NotDeliveredError as err:
-            raise StorageUnavailableError(self._run_id, f"creating the run: {err}") from err
+            raise NotNow(StorageUnavailableError(self._run_id, f"creating the run: {err}")) from err
         except ReadBackError as err:
-            raise StorageUnavailableError(self._run_id, f"creating the run: {err.cause}") from err.cause
+            raise NotNow(StorageUnavailableError(self._run_id, f"creating the run: {err.cause}")) from err.cause
         match outcome:
             case Stored(stream_seq):
                 return stream_seq
@@ -147,12 +152,17 @@ class StagedCreation:
                     return None
                 if is_full(refusal):
                     raise StorageFullError(self._run_id, f"creating the run: {refusal}") from refusal
-                raise StorageUnavailableError(self._run_id, f"creating the run: {refusal}") from refusal
+                unavailable = StorageUnavailableError(self._run_id, f"creating the run: {refusal}")
+                if is_not_now(refusal):
+                    raise NotNow(unavailable) from refusal
+                raise unavailable from refusal
             case Occupied():
                 return None
             case Empty(answer) if isinstance(answer.no_answer, NoAnswerError):
-                raise StorageUnavailableError(
-                    self._run_id, f"creating the run got no ack ({answer.no_answer}); the run is not created"
+                raise NotNow(
+                    StorageUnavailableError(
+                        self._run_id, f"creating the run got no ack ({answer.no_answer}); the run is not created"
+                    )
                 ) from answer.no_answer
             case _:
                 raise StorageUnavailableError(self._run_id, "creating the run: the stream took a stage for a duplicate")
