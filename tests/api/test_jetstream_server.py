@@ -106,7 +106,7 @@ def test_nats_restart_loses_no_acknowledged_record_and_outage_appends_fail_unava
     try:
         target = new_stream_target()
         # A 1 s request timeout: an append is published again for 4 of them while NATS is away
-        # (journal.py), then answered STORAGE_UNAVAILABLE, well within the calls' 20 s deadline.
+        # (ride_through.py), then answered STORAGE_UNAVAILABLE, well within the calls' 20 s deadline.
         args = (*target.server_args(nats_server.url), "--nats-request-timeout-seconds", "1")
         server = server_factory(tmp_path / "data", *args)
         channel, stub = connect(server)
