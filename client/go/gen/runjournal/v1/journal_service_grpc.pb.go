@@ -108,9 +108,10 @@
 // attempt keeps the call's deadline); docs/clients.md has the rule.
 // Resend with backoff until the worker's own deadline, through any replica:
 // on the JetStream backend a leader change of the NATS cluster takes about
-// 6 s, a hung NATS node is left within 1-2 s, and the server holds an append
-// through that (up to 4 NATS request timeouts) before it answers
-// STORAGE_UNAVAILABLE; docs/jetstream-backend.md has the measured waits.
+// 6 s, a hung NATS node is left within 1-2 s, and the server holds an append,
+// or a run's creation, through that (up to 4 NATS request timeouts) before it
+// answers STORAGE_UNAVAILABLE; docs/jetstream-backend.md has the measured
+// waits.
 // Every other reason is an answer about the run (SEQ_GAP, SEQ_CONFLICT,
 // RUN_CLAIMED, ...) or the request, and resending changes nothing; after
 // STORAGE_FULL, resend only once space was made.
